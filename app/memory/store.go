@@ -1,0 +1,282 @@
+// Package memory is CodeLoom's embedded store: one bbolt file per project
+// (<project>/.codeloom/codeloom.db) holding the activity log, runs with their
+// metrics, model exchanges, approvals, lesson cards, node/file versions, and
+// caches (the code graph, embeddings).
+//
+// bbolt commits each write transaction with an fsync and never overwrites the
+// pages of the last committed state, so a crash (even kill -9) at any moment
+// loses at most the transaction in flight and never corrupts the file.
+package memory
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the layout version this code writes. Older files are
+// migrated on Open; newer ones are refused rather than misread.
+const SchemaVersion = 1
+
+// DirName is the per-project data folder, which ignores itself for git.
+const DirName = ".codeloom"
+
+// FileName is the database file inside DirName.
+const FileName = "codeloom.db"
+
+const metaBucket = "meta"
+
+// Store is an open CodeLoom database. It is safe for concurrent use by
+// several goroutines; bbolt allows one writing process per file.
+type Store struct {
+	db   *bolt.DB
+	path string
+	seq  atomic.Uint64 // breaks ties between records written in the same nanosecond
+}
+
+// DataDir returns the folder where CodeLoom keeps data for the project at root.
+func DataDir(root string) string { return filepath.Join(root, DirName) }
+
+// OpenProject opens (creating if needed) the store of the project at root.
+// It also makes sure the data folder ignores itself for git.
+func OpenProject(root string) (*Store, error) {
+	dir := DataDir(root)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data folder %s: %w", dir, err)
+	}
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(ignore, []byte("# CodeLoom's data; not part of the project\n*\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("write %s: %w", ignore, err)
+		}
+	}
+	return Open(filepath.Join(dir, FileName))
+}
+
+// Open opens (creating if needed) the store file at path.
+func Open(path string) (*Store, error) { return open(path, 3*time.Second) }
+
+// open opens the store at path, waiting at most lockWait for another
+// process's lock to go away.
+func open(path string, lockWait time.Duration) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create folder for store %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockWait})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("open store %s: it is locked by another CodeLoom process (close it and retry)", path)
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path returns the file the store lives in.
+func (s *Store) Path() string { return s.path }
+
+// Close releases the file.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// migrate brings an older file up to SchemaVersion and refuses newer ones.
+func (s *Store) migrate() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists([]byte(metaBucket))
+		if err != nil {
+			return fmt.Errorf("create meta bucket: %w", err)
+		}
+		have := 0
+		if v := meta.Get([]byte("schema")); len(v) == 8 {
+			have = int(binary.BigEndian.Uint64(v))
+		}
+		if have > SchemaVersion {
+			return fmt.Errorf("store schema %d is newer than this CodeLoom (%d); upgrade CodeLoom", have, SchemaVersion)
+		}
+		// Version 0 → 1: create the record buckets. Later versions add steps here.
+		if have < 1 {
+			for _, b := range recordBuckets {
+				if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
+					return fmt.Errorf("create bucket %s: %w", b, err)
+				}
+			}
+		}
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], SchemaVersion)
+		return meta.Put([]byte("schema"), v[:])
+	})
+}
+
+// Schema returns the schema version recorded in the file.
+func (s *Store) Schema() (int, error) {
+	var have int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket([]byte(metaBucket)).Get([]byte("schema")); len(v) == 8 {
+			have = int(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return have, err
+}
+
+// PutBlob stores val under key in bucket, creating the bucket if needed.
+func (s *Store) PutBlob(bucket, key string, val []byte) error {
+	return s.PutBlobs(bucket, map[string][]byte{key: val}, nil)
+}
+
+// PutBlobs writes puts and removes deletes in bucket in one transaction.
+func (s *Store) PutBlobs(bucket string, puts map[string][]byte, deletes []string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		for k, v := range puts {
+			if err := b.Put([]byte(k), v); err != nil {
+				return fmt.Errorf("put %q: %w", k, err)
+			}
+		}
+		for _, k := range deletes {
+			if err := b.Delete([]byte(k)); err != nil {
+				return fmt.Errorf("delete %q: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store %s bucket %s: %w", s.path, bucket, err)
+	}
+	return nil
+}
+
+// GetBlob returns a copy of the value under key, or nil, nil when absent.
+func (s *Store) GetBlob(bucket, key string) ([]byte, error) {
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		if v := b.Get([]byte(key)); v != nil {
+			out = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store %s get %s/%s: %w", s.path, bucket, key, err)
+	}
+	return out, nil
+}
+
+// DeleteBlob removes key from bucket; a missing key is not an error.
+func (s *Store) DeleteBlob(bucket, key string) error {
+	return s.PutBlobs(bucket, nil, []string{key})
+}
+
+// ForEachBlob calls fn for every key in bucket in key order. The value is
+// only valid during the call. A missing bucket yields no calls.
+func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error { return fn(string(k), v) })
+	})
+}
+
+// DeleteBucket drops a whole bucket (e.g. to invalidate a cache).
+func (s *Store) DeleteBucket(bucket string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		err := tx.DeleteBucket([]byte(bucket))
+		if errors.Is(err, bolt.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// newKey makes a time-ordered key: 8 bytes of Unix nanoseconds then 8 bytes
+// of a per-store sequence, so keys sort by time and never collide.
+func (s *Store) newKey(t time.Time) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k[:8], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], s.seq.Add(1))
+	return k
+}
+
+// keyID renders a record key as the ID callers see.
+func keyID(k []byte) string { return fmt.Sprintf("%x", k) }
+
+// appendRecord stores v (JSON) under a new time-ordered key and returns its ID.
+// setID is called with the ID and time before encoding so the stored record carries them.
+func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t time.Time), v any) (string, error) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	key := s.newKey(t)
+	id := keyID(key)
+	setID(id, t)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode %s record: %w", bucket, err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		return b.Put(key, data)
+	})
+	if err != nil {
+		return "", fmt.Errorf("store %s add %s record: %w", s.path, bucket, err)
+	}
+	return id, nil
+}
+
+// listRecords decodes up to limit records of bucket, newest first, keeping
+// those for which keep returns true. limit <= 0 means all.
+func listRecords[T any](s *Store, bucket string, limit int, keep func(*T) bool) ([]T, error) {
+	var out []T
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var rec T
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode %s record %x: %w", bucket, k, err)
+			}
+			if keep != nil && !keep(&rec) {
+				continue
+			}
+			out = append(out, rec)
+			if limit > 0 && len(out) >= limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store %s list %s: %w", s.path, bucket, err)
+	}
+	return out, nil
+}
