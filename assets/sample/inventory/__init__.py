@@ -1,0 +1,5 @@
+"""A small stock-keeping package used as CodeLoom's sample project."""
+
+from .models import Inventory, Item
+
+__all__ = ["Inventory", "Item"]
