@@ -77,14 +77,13 @@ func ExtractSample(dest string) (string, error) {
 // DefaultSampleDir is where the sample project is extracted for the user:
 // <user data dir>/codeloom/sample.
 func DefaultSampleDir() (string, error) {
-	base, err := os.UserConfigDir()
-	if xdg := os.Getenv("XDG_DATA_HOME"); xdg != "" {
-		base, err = xdg, nil
-	} else if home, herr := os.UserHomeDir(); herr == nil {
-		base, err = filepath.Join(home, ".local", "share"), nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("find a folder for the sample project: %w", err)
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find a folder for the sample project: %w", err)
+		}
+		base = filepath.Join(home, ".local", "share")
 	}
 	return filepath.Join(base, "codeloom", SampleName), nil
 }
