@@ -1,0 +1,60 @@
+# CodeLoom — make run (build and open the app) and make test are all a newcomer needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+GO ?= go
+BIN := bin/codeloom
+# ggml (llama.cpp) compiled by cgo without -march uses no AVX and decodes ~10x slower;
+# users build on the machine they run on. `make portable` builds for any x86-64-v2 CPU.
+# Keep these identical everywhere: the Go build cache is keyed on them.
+export CGO_CFLAGS ?= -O3 -march=native
+export CGO_CXXFLAGS ?= -O3 -march=native
+export PATH := $(PATH):/usr/local/go/bin
+
+# Debian/Ubuntu packages the build, the tests and the benchmarks need.
+APT_PACKAGES := gcc g++ pkg-config git python3 \
+	libgl1-mesa-dev xorg-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
+	libgtk-3-dev xvfb xauth xdotool imagemagick graphviz universal-ctags libpython3.11-stdlib time
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: deps build run test test-unit test-e2e bench portable package clean
+
+deps: ## install missing system packages (Debian/Ubuntu); says what to install elsewhere
+	@command -v $(GO) >/dev/null || { echo "Go 1.26+ is required (see go.mod): https://go.dev/dl (not found on PATH)"; exit 1; }
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+		echo "Missing system packages. On this system install the equivalents of: $$missing"; \
+		echo "(a C compiler, OpenGL + X11 dev headers, GTK3 dev headers, Xvfb, xdotool, ImageMagick, Graphviz, universal-ctags, python3)"; \
+		exit 1; \
+	fi; \
+	echo "Installing: $$missing"; \
+	$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing
+
+build: deps ## build bin/codeloom
+	$(GO) build -o $(BIN) .
+
+run: build ## build and open the app (DIR=folder, default: the bundled sample project)
+	./$(BIN) open $(DIR)
+
+test: deps test-unit test-e2e ## everything that proves the project works
+
+test-unit:
+	$(GO) vet ./...
+	$(GO) test -timeout 30m ./...
+
+test-e2e: build
+	@if [ -x scripts/e2e-gui.sh ]; then scripts/e2e-gui.sh $(BIN); else echo "no GUI end-to-end test yet"; fi
+
+bench: deps build ## benchmarks; figures go to BENCHMARKS.md by hand with the commands printed
+	@for s in scripts/bench-*.sh; do [ -x "$$s" ] && { echo "== $$s"; "$$s" || exit 1; }; done; true
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+portable: deps ## a build that runs on any x86-64-v2 CPU (for packaging)
+	CGO_CFLAGS="-O3 -march=x86-64-v2" CGO_CXXFLAGS="-O3 -march=x86-64-v2" $(GO) build -o $(BIN)-portable .
+
+package: deps ## desktop package with fyne (go install fyne.io/tools/cmd/fyne first)
+	fyne package -os linux -src . -release
+
+clean:
+	rm -rf bin
