@@ -1,0 +1,148 @@
+package gguf
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// ChatMLTemplate is the Jinja chat template (as found in GGUF files of
+// ChatML models such as Qwen) written into synthetic models.
+const ChatMLTemplate = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+
+// LlamaConfig describes a random-weight llama-architecture model.
+type LlamaConfig struct {
+	Name         string
+	Vocab        int // total vocabulary; at least BaseVocab (byte-level tokens + specials)
+	Embd         int // multiple of 32 (and of Heads)
+	Layers       int
+	Heads        int
+	HeadsKV      int // 0 = Heads
+	FF           int // multiple of 32
+	Context      int
+	Type         TensorType // type of the 2-D weight matrices: F32, F16, Q8_0 or Q4_0
+	Seed         uint64
+	ChatTemplate string // "" = ChatMLTemplate; "-" = none
+}
+
+// Synthetic vocabulary layout: specials, then 256 byte tokens, then "▁", then fillers.
+const (
+	TokUnk      = 0
+	TokBOS      = 1
+	TokEOS      = 2
+	TokImStart  = 3
+	TokImEnd    = 4
+	tokByte0    = 5
+	TokSpace    = tokByte0 + 256 // "▁"
+	BaseVocab   = TokSpace + 1
+	tokenNormal = 1
+	tokenUnk    = 2
+	tokenCtrl   = 3
+	tokenByte   = 6
+)
+
+// TinyLlama is a small configuration for fast tests (about 1M parameters).
+func TinyLlama() LlamaConfig {
+	return LlamaConfig{Name: "codeloom-tiny", Vocab: BaseVocab, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2, FF: 128, Context: 512, Type: TypeF32, Seed: 1}
+}
+
+// WriteLlama writes a random-weight llama model with a byte-level
+// SentencePiece vocabulary, ChatML special tokens and a chat template.
+func WriteLlama(path string, c LlamaConfig) error {
+	if c.HeadsKV == 0 {
+		c.HeadsKV = c.Heads
+	}
+	if c.Vocab < BaseVocab || c.Embd%32 != 0 || c.FF%32 != 0 || c.Heads <= 0 || c.Embd%c.Heads != 0 || c.Heads%c.HeadsKV != 0 || c.Layers <= 0 {
+		return fmt.Errorf("write llama %s: invalid config %+v", path, c)
+	}
+	tokens := make([]string, c.Vocab)
+	scores := make([]float32, c.Vocab)
+	types := make([]int32, c.Vocab)
+	copy(tokens, []string{"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"})
+	types[TokUnk] = tokenUnk
+	for i := TokBOS; i <= TokImEnd; i++ {
+		types[i] = tokenCtrl
+	}
+	for b := 0; b < 256; b++ {
+		tokens[tokByte0+b] = fmt.Sprintf("<0x%02X>", b)
+		types[tokByte0+b] = tokenByte
+	}
+	tokens[TokSpace] = "▁"
+	types[TokSpace] = tokenNormal
+	scores[TokSpace] = -1
+	for i := BaseVocab; i < c.Vocab; i++ {
+		tokens[i] = fmt.Sprintf("▁w%d", i)
+		types[i] = tokenNormal
+		scores[i] = -float32(i)
+	}
+	ftype := map[TensorType]uint32{TypeF32: 0, TypeF16: 1, TypeQ4_0: 2, TypeQ8_0: 7}[c.Type]
+	headDim := c.Embd / c.Heads
+	kvs := []KV{
+		{"general.architecture", "llama"},
+		{"general.name", c.Name},
+		{"general.file_type", ftype},
+		{"llama.context_length", uint32(c.Context)},
+		{"llama.embedding_length", uint32(c.Embd)},
+		{"llama.block_count", uint32(c.Layers)},
+		{"llama.feed_forward_length", uint32(c.FF)},
+		{"llama.attention.head_count", uint32(c.Heads)},
+		{"llama.attention.head_count_kv", uint32(c.HeadsKV)},
+		{"llama.rope.dimension_count", uint32(headDim)},
+		{"llama.rope.freq_base", float32(10000)},
+		{"llama.attention.layer_norm_rms_epsilon", float32(1e-5)},
+		{"tokenizer.ggml.model", "llama"},
+		{"tokenizer.ggml.tokens", tokens},
+		{"tokenizer.ggml.scores", scores},
+		{"tokenizer.ggml.token_type", types},
+		{"tokenizer.ggml.bos_token_id", uint32(TokBOS)},
+		{"tokenizer.ggml.eos_token_id", uint32(TokEOS)},
+		{"tokenizer.ggml.eot_token_id", uint32(TokImEnd)},
+		{"tokenizer.ggml.unknown_token_id", uint32(TokUnk)},
+		{"tokenizer.ggml.add_bos_token", true},
+		{"tokenizer.ggml.add_eos_token", false},
+	}
+	switch c.ChatTemplate {
+	case "":
+		kvs = append(kvs, KV{"tokenizer.chat_template", ChatMLTemplate})
+	case "-":
+	default:
+		kvs = append(kvs, KV{"tokenizer.chat_template", c.ChatTemplate})
+	}
+	seed := c.Seed
+	random := func(std float32) func([]float32) {
+		seed++
+		s := seed
+		return func(dst []float32) {
+			r := rand.New(rand.NewPCG(s, s*0x9e3779b97f4a7c15))
+			for i := range dst {
+				dst[i] = float32(r.NormFloat64()) * std
+			}
+		}
+	}
+	ones := func(dst []float32) {
+		for i := range dst {
+			dst[i] = 1
+		}
+	}
+	u := func(x int) uint64 { return uint64(x) }
+	kvDim := headDim * c.HeadsKV
+	tensors := []TensorSpec{
+		{"token_embd.weight", []uint64{u(c.Embd), u(c.Vocab)}, c.Type, random(1)},
+		{"output_norm.weight", []uint64{u(c.Embd)}, TypeF32, ones},
+		{"output.weight", []uint64{u(c.Embd), u(c.Vocab)}, c.Type, random(0.5)},
+	}
+	for l := 0; l < c.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		tensors = append(tensors,
+			TensorSpec{p + "attn_norm.weight", []uint64{u(c.Embd)}, TypeF32, ones},
+			TensorSpec{p + "attn_q.weight", []uint64{u(c.Embd), u(c.Embd)}, c.Type, random(0.1)},
+			TensorSpec{p + "attn_k.weight", []uint64{u(c.Embd), u(kvDim)}, c.Type, random(0.1)},
+			TensorSpec{p + "attn_v.weight", []uint64{u(c.Embd), u(kvDim)}, c.Type, random(0.1)},
+			TensorSpec{p + "attn_output.weight", []uint64{u(c.Embd), u(c.Embd)}, c.Type, random(0.1)},
+			TensorSpec{p + "ffn_norm.weight", []uint64{u(c.Embd)}, TypeF32, ones},
+			TensorSpec{p + "ffn_gate.weight", []uint64{u(c.Embd), u(c.FF)}, c.Type, random(0.1)},
+			TensorSpec{p + "ffn_up.weight", []uint64{u(c.Embd), u(c.FF)}, c.Type, random(0.1)},
+			TensorSpec{p + "ffn_down.weight", []uint64{u(c.FF), u(c.Embd)}, c.Type, random(0.1)},
+		)
+	}
+	return Write(path, kvs, tensors)
+}
