@@ -1,0 +1,475 @@
+// Package graphview turns a code graph into bounded, laid-out views and draws
+// them as an interactive Fyne widget.
+//
+// The package is split so that behaviour can be tested without a window:
+// view.go builds a small view model (nodes and edges) from a code graph at a
+// level of detail (overview, expanded files, focus on a neighbourhood),
+// layout.go lays a view out with Graphviz, and widget.go draws a laid-out view
+// with Fyne canvas objects and handles pan, zoom, hover and taps.
+package graphview
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"codeloom/app/codegraph"
+)
+
+// Source is the part of a code graph a view is built from. *codegraph.Graph
+// satisfies it.
+type Source interface {
+	Nodes() []*codegraph.Node
+	Edges() []codegraph.Edge
+}
+
+// ViewNode is one drawn node.
+type ViewNode struct {
+	ID      string         // code graph node ID, or a stub ID ("more:<parent>")
+	Label   string         // text drawn in the node
+	Kind    codegraph.Kind // colour and filter key; empty for stubs
+	Tooltip string         // hover text: kind, qualified name, signature, file:line
+	Cluster string         // folder or file the node is drawn inside ("" for none)
+	Stub    bool           // a "+k more" placeholder for nodes cut by the budget
+	More    int            // for stubs: how many nodes were cut
+}
+
+// ViewEdge is one drawn edge.
+type ViewEdge struct {
+	From, To string
+	Kind     codegraph.EdgeKind
+}
+
+// View is a bounded subgraph ready for layout.
+type View struct {
+	Title string
+	Nodes []ViewNode
+	Edges []ViewEdge
+}
+
+// Key identifies the view's content; equal keys lay out identically, so it is
+// the layout cache key.
+func (v *View) Key() string {
+	h := sha256.New()
+	for _, n := range v.Nodes {
+		fmt.Fprintf(h, "n%s\x00%s\x00%s\x00%s\x00%d\n", n.ID, n.Label, n.Kind, n.Cluster, n.More)
+	}
+	for _, e := range v.Edges {
+		fmt.Fprintf(h, "e%s\x00%s\x00%s\n", e.From, e.To, e.Kind)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Node returns the view node with this ID.
+func (v *View) Node(id string) (ViewNode, bool) {
+	for _, n := range v.Nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return ViewNode{}, false
+}
+
+// Filter says which node and edge kinds are hidden. The zero value shows all.
+type Filter struct {
+	HideNodes map[codegraph.Kind]bool
+	HideEdges map[codegraph.EdgeKind]bool
+}
+
+func (f Filter) nodeOK(k codegraph.Kind) bool { return !f.HideNodes[k] }
+func (f Filter) edgeOK(k codegraph.EdgeKind) bool {
+	return !f.HideEdges[k]
+}
+
+// Index is a code graph snapshot indexed for building views. Build one per
+// graph snapshot and reuse it for every view of that snapshot.
+type Index struct {
+	nodes    map[string]*codegraph.Node
+	order    []*codegraph.Node // stable order: by path, line, id
+	out, in  map[string][]codegraph.Edge
+	children map[string][]string
+}
+
+// NewIndex indexes src.
+func NewIndex(src Source) *Index {
+	ix := &Index{
+		nodes:    map[string]*codegraph.Node{},
+		out:      map[string][]codegraph.Edge{},
+		in:       map[string][]codegraph.Edge{},
+		children: map[string][]string{},
+	}
+	for _, n := range src.Nodes() {
+		if n == nil {
+			continue
+		}
+		ix.nodes[n.ID] = n
+		ix.order = append(ix.order, n)
+	}
+	sort.Slice(ix.order, func(i, j int) bool {
+		a, b := ix.order[i], ix.order[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.StartLine != b.StartLine {
+			return a.StartLine < b.StartLine
+		}
+		return a.ID < b.ID
+	})
+	for _, n := range ix.order {
+		if n.Parent != "" {
+			ix.children[n.Parent] = append(ix.children[n.Parent], n.ID)
+		}
+	}
+	for _, e := range src.Edges() {
+		if ix.nodes[e.From] == nil || ix.nodes[e.To] == nil {
+			continue
+		}
+		ix.out[e.From] = append(ix.out[e.From], e)
+		ix.in[e.To] = append(ix.in[e.To], e)
+		if e.Kind == codegraph.EdgeContains {
+			if p := ix.nodes[e.To]; p.Parent == "" {
+				ix.children[e.From] = appendUnique(ix.children[e.From], e.To)
+			}
+		}
+	}
+	return ix
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// Len is the number of nodes in the indexed graph.
+func (ix *Index) Len() int { return len(ix.order) }
+
+// Node returns the code graph node with this ID.
+func (ix *Index) Node(id string) (*codegraph.Node, bool) {
+	n, ok := ix.nodes[id]
+	return n, ok
+}
+
+// parentOf returns the containing node's ID: the Parent field, else the
+// source of a contains edge.
+func (ix *Index) parentOf(id string) string {
+	n := ix.nodes[id]
+	if n == nil {
+		return ""
+	}
+	if n.Parent != "" {
+		return n.Parent
+	}
+	for _, e := range ix.in[id] {
+		if e.Kind == codegraph.EdgeContains {
+			return e.From
+		}
+	}
+	return ""
+}
+
+// FileOf returns the ID of the file node that contains id (id itself for a
+// file), or "" when there is none.
+func (ix *Index) FileOf(id string) string {
+	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
+		if n := ix.nodes[cur]; n != nil && n.Kind == codegraph.KindFile {
+			return cur
+		}
+	}
+	return ""
+}
+
+// Tooltip is the hover text of a node: kind, qualified name, signature, file:line.
+func Tooltip(n *codegraph.Node) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", n.Kind, firstNonEmpty(n.QualName, n.Name))
+	if n.Signature != "" {
+		fmt.Fprintf(&b, "\n%s", n.Signature)
+	}
+	if n.Path != "" {
+		if n.StartLine > 0 {
+			fmt.Fprintf(&b, "\n%s:%d", n.Path, n.StartLine)
+		} else {
+			fmt.Fprintf(&b, "\n%s", n.Path)
+		}
+	}
+	return b.String()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// label is the short text drawn in a node.
+func label(n *codegraph.Node) string {
+	switch n.Kind {
+	case codegraph.KindFile:
+		return path.Base(n.Path)
+	case codegraph.KindMethod:
+		if n.Name != "" {
+			return n.Name + "()"
+		}
+	case codegraph.KindFunction:
+		return n.Name + "()"
+	}
+	return firstNonEmpty(n.Name, n.QualName, n.ID)
+}
+
+func (ix *Index) viewNode(n *codegraph.Node, cluster string) ViewNode {
+	return ViewNode{ID: n.ID, Label: label(n), Kind: n.Kind, Tooltip: Tooltip(n), Cluster: cluster}
+}
+
+// folderOf is the cluster name of a file: its folder ("." for the root).
+func folderOf(p string) string {
+	d := path.Dir(p)
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// OverviewOptions choose what the overview shows.
+type OverviewOptions struct {
+	Expanded map[string]bool // file node IDs whose classes and functions are shown
+	Filter   Filter
+	Budget   int // maximum number of nodes; 0 means DefaultBudget*2
+}
+
+// DefaultBudget is the default node budget of a focus view.
+const DefaultBudget = 150
+
+// DefaultDepth is the default neighbourhood depth of a focus view.
+const DefaultDepth = 2
+
+// Overview builds the level-of-detail overview: files and packages clustered
+// by folder, with the definitions of expanded files shown inside their file.
+// Edges between hidden definitions are lifted to the nearest visible
+// ancestor (so a call between two collapsed files becomes a file→file edge).
+func Overview(ix *Index, opts OverviewOptions) *View {
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultBudget * 2
+	}
+	v := &View{Title: "Overview"}
+	visible := map[string]bool{}
+	cut := 0
+	add := func(vn ViewNode) bool {
+		if len(v.Nodes) >= budget {
+			cut++
+			return false
+		}
+		v.Nodes = append(v.Nodes, vn)
+		visible[vn.ID] = true
+		return true
+	}
+	for _, n := range ix.order {
+		switch n.Kind {
+		case codegraph.KindFile:
+			if opts.Filter.nodeOK(n.Kind) {
+				add(ix.viewNode(n, folderOf(n.Path)))
+			}
+		case codegraph.KindPackage:
+			if opts.Filter.nodeOK(n.Kind) {
+				add(ix.viewNode(n, "external packages"))
+			}
+		}
+	}
+	for _, n := range ix.order {
+		if n.Kind == codegraph.KindFile || n.Kind == codegraph.KindPackage {
+			continue
+		}
+		f := ix.FileOf(n.ID)
+		if f == "" || !opts.Expanded[f] || !opts.Filter.nodeOK(n.Kind) {
+			continue
+		}
+		add(ix.viewNode(n, n.Path))
+	}
+	if cut > 0 {
+		v.Nodes = append(v.Nodes, ViewNode{ID: "more:overview", Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut})
+	}
+	v.Edges = ix.liftedEdges(visible, opts.Filter)
+	return v
+}
+
+// representative is the nearest visible node containing id (id itself when visible).
+func (ix *Index) representative(id string, visible map[string]bool) string {
+	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
+		if visible[cur] {
+			return cur
+		}
+	}
+	return ""
+}
+
+// liftedEdges maps every edge to its endpoints' visible representatives,
+// dropping self-loops and duplicates. Contains edges are kept only between
+// nodes that are both visible themselves.
+func (ix *Index) liftedEdges(visible map[string]bool, f Filter) []ViewEdge {
+	seen := map[ViewEdge]bool{}
+	var out []ViewEdge
+	for _, n := range ix.order {
+		for _, e := range ix.out[n.ID] {
+			if !f.edgeOK(e.Kind) {
+				continue
+			}
+			var from, to string
+			if e.Kind == codegraph.EdgeContains {
+				if !visible[e.From] || !visible[e.To] {
+					continue
+				}
+				from, to = e.From, e.To
+			} else {
+				from, to = ix.representative(e.From, visible), ix.representative(e.To, visible)
+			}
+			if from == "" || to == "" || from == to {
+				continue
+			}
+			ve := ViewEdge{From: from, To: to, Kind: e.Kind}
+			if !seen[ve] {
+				seen[ve] = true
+				out = append(out, ve)
+			}
+		}
+	}
+	return out
+}
+
+// FocusOptions choose the neighbourhood a focus view shows.
+type FocusOptions struct {
+	Depth  int // hops from the focus, both directions; 0 means DefaultDepth
+	Budget int // maximum number of real nodes; 0 means DefaultBudget
+	Filter Filter
+}
+
+// Focus builds the neighbourhood of id: every node within Depth hops along
+// visible edge kinds (either direction), breadth first, up to Budget nodes.
+// A node whose neighbours were cut gets a "+k more" stub. The focus node is
+// always shown, even when its kind is filtered out.
+func Focus(ix *Index, id string, opts FocusOptions) (*View, error) {
+	root, ok := ix.nodes[id]
+	if !ok {
+		return nil, fmt.Errorf("focus %q: no such node", id)
+	}
+	depth, budget := opts.Depth, opts.Budget
+	if depth <= 0 {
+		depth = DefaultDepth
+	}
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	v := &View{Title: "Focus: " + firstNonEmpty(root.QualName, root.Name)}
+	visible := map[string]bool{id: true}
+	order := []string{id}
+	level := map[string]int{id: 0}
+	cutFrom := map[string]map[string]bool{} // visible node → neighbours cut by the budget
+	for q := 0; q < len(order); q++ {
+		cur := order[q]
+		if level[cur] >= depth {
+			continue
+		}
+		for _, nb := range ix.neighbours(cur, opts.Filter) {
+			if visible[nb] {
+				continue
+			}
+			if len(order) >= budget {
+				if cutFrom[cur] == nil {
+					cutFrom[cur] = map[string]bool{}
+				}
+				cutFrom[cur][nb] = true
+				continue
+			}
+			visible[nb] = true
+			level[nb] = level[cur] + 1
+			order = append(order, nb)
+		}
+	}
+	for _, nid := range order {
+		n := ix.nodes[nid]
+		v.Nodes = append(v.Nodes, ix.viewNode(n, clusterOf(n)))
+	}
+	v.Edges = ix.directEdges(visible, opts.Filter)
+	// Stubs, in BFS order so the result is deterministic.
+	for _, nid := range order {
+		cut := 0
+		for nb := range cutFrom[nid] {
+			if !visible[nb] {
+				cut++
+			}
+		}
+		if cut == 0 {
+			continue
+		}
+		sid := "more:" + nid
+		v.Nodes = append(v.Nodes, ViewNode{ID: sid, Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut, Cluster: clusterOf(ix.nodes[nid])})
+		v.Edges = append(v.Edges, ViewEdge{From: nid, To: sid})
+	}
+	return v, nil
+}
+
+// clusterOf is the file a definition is drawn in, or the folder of a file.
+func clusterOf(n *codegraph.Node) string {
+	switch n.Kind {
+	case codegraph.KindFile:
+		return folderOf(n.Path)
+	case codegraph.KindPackage:
+		return "external packages"
+	}
+	return n.Path
+}
+
+// neighbours lists the nodes joined to id by a visible edge kind whose kind
+// is not hidden, in a stable order (out-edges first).
+func (ix *Index) neighbours(id string, f Filter) []string {
+	var out []string
+	seen := map[string]bool{}
+	addE := func(other string, k codegraph.EdgeKind) {
+		if !f.edgeOK(k) || seen[other] {
+			return
+		}
+		if n := ix.nodes[other]; n == nil || !f.nodeOK(n.Kind) {
+			return
+		}
+		seen[other] = true
+		out = append(out, other)
+	}
+	for _, e := range ix.out[id] {
+		addE(e.To, e.Kind)
+	}
+	for _, e := range ix.in[id] {
+		addE(e.From, e.Kind)
+	}
+	return out
+}
+
+// directEdges lists edges whose both ends are visible (no lifting).
+func (ix *Index) directEdges(visible map[string]bool, f Filter) []ViewEdge {
+	seen := map[ViewEdge]bool{}
+	var out []ViewEdge
+	for _, n := range ix.order {
+		if !visible[n.ID] {
+			continue
+		}
+		for _, e := range ix.out[n.ID] {
+			if !f.edgeOK(e.Kind) || !visible[e.To] || e.From == e.To {
+				continue
+			}
+			ve := ViewEdge{From: e.From, To: e.To, Kind: e.Kind}
+			if !seen[ve] {
+				seen[ve] = true
+				out = append(out, ve)
+			}
+		}
+	}
+	return out
+}
