@@ -1,0 +1,292 @@
+package patch
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options tune how a patch is applied.
+type Options struct {
+	// AllowOverwrite lets a whole-file (FILE:) block or a diff creating a
+	// file replace a file that already exists.
+	AllowOverwrite bool
+}
+
+// fileText is a file's content split into lines.
+type fileText struct {
+	lines []string
+	eol   bool // the last line ends with a newline (true for an empty file)
+}
+
+func splitText(s string) fileText {
+	if s == "" {
+		return fileText{eol: true}
+	}
+	eol := strings.HasSuffix(s, "\n")
+	if eol {
+		s = s[:len(s)-1]
+	}
+	return fileText{lines: strings.Split(s, "\n"), eol: eol}
+}
+
+func (f fileText) String() string {
+	if len(f.lines) == 0 {
+		return ""
+	}
+	s := strings.Join(f.lines, "\n")
+	if f.eol {
+		s += "\n"
+	}
+	return s
+}
+
+// applyEdit applies one edit to a file's content. exists says whether the
+// file exists before the edit; the results say what it holds after.
+func applyEdit(e Edit, content string, exists bool, opts Options) (string, bool, error) {
+	fail := func(format string, a ...any) (string, bool, error) {
+		return "", false, &ApplyError{Block: e.Block, Path: e.Path, Msg: fmt.Sprintf(format, a...)}
+	}
+	switch e.Kind {
+	case KindFile:
+		if exists && !opts.AllowOverwrite {
+			return fail("the file already exists; FILE: blocks only create new files, change existing files with a unified diff or SEARCH/REPLACE blocks")
+		}
+		return e.Content, true, nil
+	case KindReplace:
+		return applyReplace(e, content, exists)
+	case KindDiff:
+		switch {
+		case e.Create:
+			if exists && !opts.AllowOverwrite {
+				return fail("the diff creates the file (--- /dev/null) but it already exists")
+			}
+			var out []string
+			noEOL := false
+			for _, h := range e.Hunks {
+				for _, l := range h.Lines {
+					out = append(out, l.Text)
+					noEOL = l.NoEOL
+				}
+			}
+			return fileText{lines: out, eol: !noEOL}.String(), true, nil
+		case !exists:
+			return fail("the file does not exist; to create it use \"--- /dev/null\" or a FILE: block")
+		case e.Delete:
+			var old []string
+			for _, h := range e.Hunks {
+				for _, l := range h.Lines {
+					old = append(old, l.Text)
+				}
+			}
+			ft := splitText(content)
+			if !equalLines(ft.lines, old) {
+				return fail("the diff deletes the file (+++ /dev/null) but its removed lines are not the file's whole content")
+			}
+			return "", false, nil
+		default:
+			out, err := applyHunks(e, content)
+			if err != nil {
+				return "", false, err
+			}
+			return out, true, nil
+		}
+	}
+	return fail("unknown edit kind %q", e.Kind)
+}
+
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// applyReplace applies a SEARCH/REPLACE block.
+func applyReplace(e Edit, content string, exists bool) (string, bool, error) {
+	fail := func(format string, a ...any) (string, bool, error) {
+		return "", false, &ApplyError{Block: e.Block, Path: e.Path, Msg: fmt.Sprintf(format, a...)}
+	}
+	if e.Search == "" {
+		if exists && content != "" {
+			return fail("the SEARCH section is empty but the file exists and is not empty; quote the exact lines to replace")
+		}
+		return e.Replace, true, nil
+	}
+	if !exists {
+		return fail("the file does not exist; to create it leave the SEARCH section empty or use a FILE: block")
+	}
+	c := content
+	addedEOL := false
+	if c != "" && !strings.HasSuffix(c, "\n") {
+		c += "\n"
+		addedEOL = true
+	}
+	switch n := countAtLineStart(c, e.Search); {
+	case n == 0:
+		msg := "the SEARCH text was not found in the file; it must match the file's lines exactly"
+		if normalizeSpace(c) != "" && strings.Contains(normalizeSpace(c), normalizeSpace(e.Search)) {
+			msg += " (it matches only when whitespace is ignored: copy the indentation exactly)"
+		} else if first := firstMissingLine(c, e.Search); first != "" {
+			msg += fmt.Sprintf(" (no line of the file reads %q)", clip(first))
+		}
+		return fail("%s", msg)
+	case n > 1:
+		return fail("the SEARCH text occurs %d times in the file; include more surrounding lines so it matches exactly once", n)
+	}
+	at := indexAtLineStart(c, e.Search)
+	out := c[:at] + e.Replace + c[at+len(e.Search):]
+	if addedEOL && strings.HasSuffix(out, "\n") {
+		out = out[:len(out)-1]
+	}
+	return out, true, nil
+}
+
+// normalizeSpace collapses every run of whitespace to one space.
+func normalizeSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// firstMissingLine returns the first non-blank line of search that is not a
+// line of content.
+func firstMissingLine(content, search string) string {
+	have := map[string]bool{}
+	for _, l := range strings.Split(content, "\n") {
+		have[l] = true
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(search, "\n"), "\n") {
+		if strings.TrimSpace(l) != "" && !have[l] {
+			return l
+		}
+	}
+	return ""
+}
+
+// applyHunks applies a diff's hunks in order. Each hunk's old side must match
+// exactly; the nearest matching position to the header's (shifted by the
+// previous hunks) is used.
+func applyHunks(e Edit, content string) (string, error) {
+	ft := splitText(content)
+	lines := ft.lines
+	eol := ft.eol
+	floor := 0 // lines before floor belong to already applied hunks
+	delta := 0 // shift of positions caused by previous hunks
+	for n, h := range e.Hunks {
+		var old, neu []string
+		newNoEOL := false
+		for _, l := range h.Lines {
+			if l.Op != '+' {
+				old = append(old, l.Text)
+			}
+			if l.Op != '-' {
+				neu = append(neu, l.Text)
+				newNoEOL = l.NoEOL
+			}
+		}
+		var pos int
+		if len(old) == 0 {
+			pos = h.OldStart + delta // "-K,0": insert after line K
+			if pos < floor {
+				pos = floor
+			}
+			if pos > len(lines) {
+				pos = len(lines)
+			}
+		} else {
+			expected := h.OldStart - 1 + delta
+			pos = nearestMatch(lines, old, expected, floor)
+			if pos < 0 {
+				return "", &ApplyError{Block: e.Block, Path: e.Path, Msg: hunkMismatch(n+1, h, lines, old, expected)}
+			}
+		}
+		atEnd := pos+len(old) == len(lines)
+		rest := append([]string{}, lines[pos+len(old):]...)
+		lines = append(append(lines[:pos], neu...), rest...)
+		if atEnd && len(neu) > 0 {
+			eol = !newNoEOL
+		}
+		base := h.OldStart - 1 // where the hunk sat in the original file
+		if len(old) == 0 {
+			base = h.OldStart
+		}
+		delta = pos - base + len(neu) - len(old)
+		floor = pos + len(neu)
+	}
+	return fileText{lines: lines, eol: eol}.String(), nil
+}
+
+// nearestMatch finds the start of old in lines at or after floor closest to
+// expected, or -1.
+func nearestMatch(lines, old []string, expected, floor int) int {
+	best, bestDist := -1, 0
+	for p := floor; p+len(old) <= len(lines); p++ {
+		if lines[p] != old[0] || !equalLines(lines[p:p+len(old)], old) {
+			continue
+		}
+		d := p - expected
+		if d < 0 {
+			d = -d
+		}
+		if best < 0 || d < bestDist {
+			best, bestDist = p, d
+		}
+	}
+	return best
+}
+
+// hunkMismatch explains why a hunk's old side was not found.
+func hunkMismatch(n int, h Hunk, lines, old []string, expected int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hunk %d (@@ -%d,%d +%d,%d @@): its context and removed lines were not found in the file (expected near line %d); hunks must quote the current file exactly",
+		n, h.OldStart, h.OldLines, h.NewStart, h.NewLines, expected+1)
+	if expected < 0 {
+		expected = 0
+	}
+	if expected < len(lines) {
+		end := min(expected+len(old), len(lines), expected+6)
+		b.WriteString(". The file there reads:\n")
+		for i := expected; i < end; i++ {
+			fmt.Fprintf(&b, "%5d | %s\n", i+1, lines[i])
+		}
+	} else {
+		fmt.Fprintf(&b, "; the file has only %d lines", len(lines))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// indexAtLineStart returns the first index of sub in s that starts a line, or -1.
+func indexAtLineStart(s, sub string) int {
+	from := 0
+	for {
+		i := strings.Index(s[from:], sub)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if i == 0 || s[i-1] == '\n' {
+			return i
+		}
+		from = i + 1
+	}
+}
+
+// countAtLineStart counts the occurrences of sub in s that start a line.
+func countAtLineStart(s, sub string) int {
+	n := 0
+	for i := 0; i+len(sub) <= len(s); {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			break
+		}
+		j += i
+		if j == 0 || s[j-1] == '\n' {
+			n++
+		}
+		i = j + 1
+	}
+	return n
+}
