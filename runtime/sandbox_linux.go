@@ -1,0 +1,548 @@
+//go:build linux
+
+package runtime
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// clockTicks is USER_HZ, the unit of CPU times in /proc (100 on every
+// mainstream Linux build).
+const clockTicks = 100
+
+// member is one process seen in the run's tree.
+type member struct {
+	start        uint64 // start time in ticks since boot, guards against pid reuse
+	utime, stime uint64 // ticks, last seen
+	rss          int64  // bytes, last seen
+	alive        bool
+	zombie       bool
+}
+
+// procStat holds the fields of /proc/<pid>/stat the tracker uses.
+type procStat struct {
+	pid, ppid, pgrp int
+	state           byte
+	utime, stime    uint64
+	threads         int
+	start           uint64
+	rssPages        int64
+}
+
+// sandbox is the Linux side of one run: how it is started (limits behind
+// prlimit(1), a pids cgroup, namespaces), how its tree is tracked and killed.
+type sandbox struct {
+	log     *slog.Logger
+	limits  Limits
+	prog    []string
+	wrapped []string
+	sys     *syscall.SysProcAttr
+
+	netWanted bool
+	netOK     bool
+	netNote   string
+	limNotes  []string
+
+	cgroup        string // pids cgroup directory, "" when none
+	cgroupDir     string // the cgroup directory to remove at close
+	cgroupChecked bool
+	lateRlimits   bool   // prlimit(1) missing: apply rlimits right after start
+	nproc         uint64 // RLIMIT_NPROC to apply, 0 for none
+	pid, pgid     int
+	startTicks    uint64
+	marker        []byte
+	members       map[int]*member
+	notOurs       map[int]uint64 // pid → start of processes checked and not in the tree
+	pageSize      int64
+	lastCPUUser   time.Duration
+	lastCPUSys    time.Duration
+}
+
+func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
+	sb := &sandbox{
+		log: log, limits: spec.Limits, prog: prog,
+		sys:      &syscall.SysProcAttr{Setpgid: true},
+		marker:   []byte(MarkerEnv + "=" + id),
+		members:  map[int]*member{},
+		notOurs:  map[int]uint64{},
+		pageSize: int64(os.Getpagesize()),
+	}
+	l := spec.Limits
+	if l.CPUTime < 0 || l.Memory < 0 || l.Procs < 0 || l.FileSize < 0 {
+		return nil, fmt.Errorf("run: negative limit in %+v", l)
+	}
+	argv := prog
+	if l.Procs > 0 {
+		if os.Geteuid() == 0 {
+			// RLIMIT_NPROC does not bind root: use a pids cgroup when one
+			// can be made, else only the watchdog counts.
+			if dir, err := makePidsCgroup(id, l.Procs); err == nil {
+				sb.cgroup, sb.cgroupDir = dir, dir
+			} else {
+				sb.limNotes = append(sb.limNotes, "procs: running as root without a usable pids cgroup ("+err.Error()+"); enforced by the sampling watchdog only")
+			}
+		} else {
+			// RLIMIT_NPROC counts every task of the user, so allow what the
+			// user already runs plus the tree's budget.
+			sb.nproc = uint64(userTasks(os.Geteuid()) + l.Procs)
+		}
+	}
+	if l.CPUTime > 0 || l.Memory > 0 || l.FileSize > 0 || sb.nproc > 0 {
+		var args []string
+		if l.CPUTime > 0 {
+			secs := int64((l.CPUTime + time.Second - 1) / time.Second)
+			args = append(args, fmt.Sprintf("--cpu=%d:%d", secs, secs+1))
+		}
+		if l.Memory > 0 {
+			args = append(args, fmt.Sprintf("--as=%d", l.Memory))
+		}
+		if l.FileSize > 0 {
+			args = append(args, fmt.Sprintf("--fsize=%d", l.FileSize))
+		}
+		if sb.nproc > 0 {
+			args = append(args, fmt.Sprintf("--nproc=%d", sb.nproc))
+		}
+		if p, err := exec.LookPath("prlimit"); err == nil {
+			argv = append(append(append([]string{p}, args...), "--"), argv...)
+		} else {
+			sb.lateRlimits = true
+			sb.limNotes = append(sb.limNotes, "prlimit(1) not found: rlimits applied just after the program started")
+		}
+	}
+	if sb.cgroup != "" {
+		// The shell joins the cgroup itself before exec'ing the program, so
+		// nothing it forks escapes the limit. A failed join is detected
+		// after start (see started).
+		argv = append([]string{"/bin/sh", "-c", `echo $$ > "$0" 2>/dev/null; exec "$@"`, filepath.Join(sb.cgroup, "cgroup.procs")}, argv...)
+	}
+	sb.wrapped = argv
+	if spec.NoNetwork {
+		sb.netWanted = true
+		sb.netOK = true
+		uid, gid := os.Getuid(), os.Getgid()
+		sb.sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNET
+		sb.sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sb.sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		sb.sys.GidMappingsEnableSetgroups = false
+		sb.netNote = "new user+network namespace: no interfaces but a down loopback"
+	}
+	return sb, nil
+}
+
+func (sb *sandbox) argv() []string             { return sb.wrapped }
+func (sb *sandbox) attr() *syscall.SysProcAttr { return sb.sys }
+func (sb *sandbox) network() (bool, string)    { return sb.netOK, sb.netNote }
+func (sb *sandbox) notes() []string            { return sb.limNotes }
+
+// dropIsolation turns network isolation off after a failed start and reports
+// whether a retry makes sense.
+func (sb *sandbox) dropIsolation(err error) bool {
+	if !sb.netWanted || sb.sys.Cloneflags == 0 {
+		return false
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) && errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	sb.sys.Cloneflags = 0
+	sb.sys.UidMappings, sb.sys.GidMappings = nil, nil
+	sb.netOK = false
+	sb.netNote = "network NOT isolated: unprivileged user/network namespaces unavailable (" + err.Error() + ")"
+	sb.log.Info("runtime: network isolation unavailable", "err", err)
+	return true
+}
+
+func (sb *sandbox) started(pid int) {
+	sb.pid, sb.pgid = pid, pid
+	st, err := readProcStat(pid)
+	if err == nil {
+		sb.startTicks = st.start
+		sb.members[pid] = &member{start: st.start, alive: true}
+	} else {
+		sb.members[pid] = &member{alive: true}
+	}
+	if sb.lateRlimits {
+		sb.applyRlimits(pid)
+	}
+}
+
+func (sb *sandbox) applyRlimits(pid int) {
+	set := func(res int, cur, max uint64) {
+		lim := unix.Rlimit{Cur: cur, Max: max}
+		if err := unix.Prlimit(pid, res, &lim, nil); err != nil {
+			sb.limNotes = append(sb.limNotes, fmt.Sprintf("rlimit %d: %v", res, err))
+		}
+	}
+	l := sb.limits
+	if l.CPUTime > 0 {
+		secs := uint64((l.CPUTime + time.Second - 1) / time.Second)
+		set(unix.RLIMIT_CPU, secs, secs+1)
+	}
+	if l.Memory > 0 {
+		set(unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+	}
+	if l.FileSize > 0 {
+		set(unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize))
+	}
+	if sb.nproc > 0 {
+		set(unix.RLIMIT_NPROC, sb.nproc, sb.nproc)
+	}
+}
+
+// scan walks /proc once, updates the tree's membership and returns its
+// current totals. A process belongs to the tree when it is in the run's
+// process group, its parent belongs, it is in the run's pids cgroup, or it
+// started after the run and carries the run's environment marker (daemons
+// that called setsid and lost their parent).
+func (sb *sandbox) scan() snapshot {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return sb.totals()
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	stats := make([]procStat, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil {
+			continue
+		}
+		stats = append(stats, st)
+	}
+	for _, m := range sb.members {
+		m.alive = false
+	}
+	inGroup := map[int]bool{}
+	if sb.cgroup != "" {
+		for _, pid := range cgroupPids(sb.cgroup) {
+			inGroup[pid] = true
+		}
+		if !sb.cgroupChecked {
+			sb.cgroupChecked = true
+			if !inGroup[sb.pid] {
+				sb.limNotes = append(sb.limNotes, "procs: could not join the pids cgroup; enforced by the sampling watchdog only")
+				sb.dropCgroup()
+			}
+		}
+	}
+	isMember := func(st procStat) bool {
+		if m, ok := sb.members[st.pid]; ok && (m.start == st.start || m.start == 0) {
+			return true
+		}
+		return st.pgrp == sb.pgid || inGroup[st.pid]
+	}
+	add := func(st procStat) {
+		m := sb.members[st.pid]
+		if m == nil || (m.start != st.start && m.start != 0) {
+			m = &member{start: st.start}
+			sb.members[st.pid] = m
+		}
+		m.start = st.start
+		m.utime, m.stime = st.utime, st.stime
+		m.zombie = st.state == 'Z' || st.state == 'X'
+		m.alive = true
+		if m.zombie {
+			m.rss = 0
+		} else {
+			m.rss = st.rssPages * sb.pageSize
+		}
+	}
+	pending := stats[:0:0]
+	for _, st := range stats {
+		if isMember(st) {
+			add(st)
+		} else if st.start >= sb.startTicks {
+			pending = append(pending, st)
+		}
+	}
+	// Children of members, to a fixed point (a parent may be listed after
+	// its child).
+	for changed := true; changed; {
+		changed = false
+		rest := pending[:0]
+		for _, st := range pending {
+			if m, ok := sb.members[st.ppid]; ok && m.alive {
+				add(st)
+				changed = true
+			} else {
+				rest = append(rest, st)
+			}
+		}
+		pending = rest
+	}
+	for _, st := range pending {
+		if start, ok := sb.notOurs[st.pid]; ok && start == st.start {
+			continue
+		}
+		if sb.hasMarker(st.pid) {
+			add(st)
+		} else {
+			sb.notOurs[st.pid] = st.start
+		}
+	}
+	return sb.totals()
+}
+
+func (sb *sandbox) totals() snapshot {
+	var s snapshot
+	var ut, stt uint64
+	for _, m := range sb.members {
+		ut += m.utime
+		stt += m.stime
+		if m.alive && !m.zombie {
+			s.procs++
+			s.rss += m.rss
+		}
+	}
+	s.cpuUser = time.Duration(ut) * time.Second / clockTicks
+	s.cpuSys = time.Duration(stt) * time.Second / clockTicks
+	return s
+}
+
+func (sb *sandbox) hasMarker(pid int) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for len(env) > 0 {
+		var kv []byte
+		kv, env, _ = bytes.Cut(env, []byte{0})
+		if bytes.Equal(kv, sb.marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitHit reports the limit the tree has gone over, if any.
+func (sb *sandbox) limitHit(s snapshot) string {
+	l := sb.limits
+	switch {
+	case l.Procs > 0 && sb.cgroup != "" && sb.procsRefused():
+		return LimitProcs
+	case l.Procs > 0 && sb.cgroup == "" && s.procs >= l.Procs:
+		return LimitProcs
+	case l.Memory > 0 && s.rss > l.Memory:
+		return LimitMemory
+	case l.CPUTime > 0 && s.cpuUser+s.cpuSys > l.CPUTime:
+		return LimitCPU
+	}
+	return ""
+}
+
+// procsRefused reports whether the pids cgroup refused a fork.
+func (sb *sandbox) procsRefused() bool {
+	if sb.cgroup == "" {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(sb.cgroup, "pids.events"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "max" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// signalTree sends sig to the process group and every live member.
+func (sb *sandbox) signalTree(sig syscall.Signal) int {
+	if sb.pgid > 0 {
+		_ = syscall.Kill(-sb.pgid, sig)
+	}
+	n := 0
+	for pid, m := range sb.members {
+		if m.alive && !m.zombie {
+			_ = syscall.Kill(pid, sig)
+			n++
+		}
+	}
+	if sb.cgroup != "" {
+		for _, pid := range cgroupPids(sb.cgroup) {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return n
+}
+
+// terminate asks the whole tree to stop (SIGTERM).
+func (sb *sandbox) terminate() {
+	sb.scan()
+	sb.signalTree(syscall.SIGTERM)
+}
+
+// killAll SIGKILLs the tree until a scan finds no live member.
+func (sb *sandbox) killAll() {
+	for round := 0; round < 200; round++ {
+		snap := sb.scan()
+		if snap.procs == 0 {
+			return
+		}
+		sb.signalTree(syscall.SIGKILL)
+		time.Sleep(time.Duration(min(round+1, 10)) * time.Millisecond)
+	}
+	sb.log.Warn("runtime: processes survived SIGKILL", "pgid", sb.pgid)
+}
+
+func (sb *sandbox) final() snapshot { return sb.totals() }
+
+func (sb *sandbox) dropCgroup() { sb.cgroup = "" }
+
+func (sb *sandbox) close() {
+	if sb.cgroupDir == "" {
+		return
+	}
+	for i := 0; i < 50; i++ {
+		if err := os.Remove(sb.cgroupDir); err == nil || os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sb.log.Warn("runtime: could not remove cgroup", "dir", sb.cgroupDir)
+}
+
+// readProcStat parses /proc/<pid>/stat.
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(pid, b)
+}
+
+func parseProcStat(pid int, b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, fmt.Errorf("proc stat %d: malformed", pid)
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 22 {
+		return procStat{}, fmt.Errorf("proc stat %d: %d fields", pid, len(f))
+	}
+	st := procStat{pid: pid, state: f[0][0]}
+	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgrp, _ = strconv.Atoi(f[2])
+	st.utime, _ = strconv.ParseUint(f[11], 10, 64)
+	st.stime, _ = strconv.ParseUint(f[12], 10, 64)
+	st.threads, _ = strconv.Atoi(f[17])
+	st.start, _ = strconv.ParseUint(f[19], 10, 64)
+	st.rssPages, _ = strconv.ParseInt(f[21], 10, 64)
+	return st, nil
+}
+
+// userTasks counts the threads of every process owned by uid (what
+// RLIMIT_NPROC counts).
+func userTasks(uid int) int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	n := 0
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat("/proc/" + name)
+		if err != nil {
+			continue
+		}
+		if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != uid {
+			continue
+		}
+		if st, err := readProcStat(pid); err == nil {
+			n += max(st.threads, 1)
+		}
+	}
+	return n
+}
+
+// makePidsCgroup creates a pids cgroup below the runner's own one with
+// pids.max = procs and returns its directory.
+func makePidsCgroup(id string, procs int) (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("pids cgroup: %w", err)
+	}
+	var bases []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case strings.Contains(","+parts[1]+",", ",pids,"):
+			bases = append(bases, filepath.Join("/sys/fs/cgroup/pids", parts[2]))
+		case parts[1] == "" && parts[0] == "0":
+			bases = append(bases, filepath.Join("/sys/fs/cgroup", parts[2]))
+		}
+	}
+	var lastErr error = errors.New("no pids controller mounted")
+	for _, base := range bases {
+		dir := filepath.Join(base, "codeloom-"+id)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			lastErr = err
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(procs)), 0o644); err != nil {
+			os.Remove(dir)
+			lastErr = err
+			continue
+		}
+		return dir, nil
+	}
+	return "", fmt.Errorf("pids cgroup: %w", lastErr)
+}
+
+func cgroupPids(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// exitStatus returns the exit code (-1 when signalled) and the signal name.
+func exitStatus(state *os.ProcessState) (int, string) {
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return -1, unix.SignalName(ws.Signal())
+	}
+	return state.ExitCode(), ""
+}
+
+// rusage returns CPU times and peak RSS (bytes) of the main process and the
+// descendants it waited for.
+func rusage(state *os.ProcessState) (user, sys time.Duration, maxRSS int64) {
+	user, sys = state.UserTime(), state.SystemTime()
+	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
+		maxRSS = ru.Maxrss * 1024
+	}
+	return user, sys, maxRSS
+}
