@@ -1,0 +1,774 @@
+package codegraph
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path"
+	"sort"
+	"strings"
+)
+
+// maxUnresolvedSample bounds the unresolved references kept for the report.
+const maxUnresolvedSample = 200
+
+// buildInput is everything the graph is built from; no file is read here.
+type buildInput struct {
+	root  string
+	files map[string]*fileData
+	langs map[string]*language
+	info  *projectInfo
+	env   map[string]string
+}
+
+// nodeID is the stable ID of a node: a hash of kind, qualified name, path and
+// an ordinal that tells apart duplicates (e.g. a property getter and setter),
+// counted in source order. Line numbers are not part of it.
+func nodeID(kind Kind, qual, p string, dup int) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(qual))
+	h.Write([]byte{0})
+	h.Write([]byte(p))
+	if dup > 0 {
+		fmt.Fprintf(h, "\x00%d", dup)
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// bindKind says what a name in a file's scope is bound to.
+type bindKind uint8
+
+const (
+	bDef      bindKind = iota + 1 // a node of the project
+	bModule                       // a project module (key in mod)
+	bExternal                     // something outside the project
+)
+
+type binding struct {
+	kind bindKind
+	id   string // bDef: node ID; bExternal: package node ID or ""
+	mod  string // bModule: module key
+}
+
+// fileBuild is the per-file state of a build.
+type fileBuild struct {
+	fd     *fileData
+	lang   *language
+	fileID string
+	key    string   // canonical module key
+	ids    []string // node ID per definition
+	scope  map[string]binding
+	nested map[nestKey]int32 // (parent def, name) → def
+}
+
+type nestKey struct {
+	parent int32
+	name   string
+}
+
+// builder resolves names across files.
+type builder struct {
+	in       buildInput
+	g        *Graph
+	files    []*fileBuild
+	modules  map[string][]*fileBuild          // family\x00key → files
+	top      map[string]map[string]string     // family\x00key → name → node ID
+	members  map[string]map[string]string     // class ID → member name → node ID
+	bases    map[string][]string              // class ID → base class IDs
+	packages map[string]map[string]string     // family → package name → node ID
+	edgeSeen map[edgeKey]bool
+}
+
+type edgeKey struct {
+	from, to string
+	kind     EdgeKind
+}
+
+func modKey(family, key string) string { return family + "\x00" + key }
+
+// build turns extracted files into a graph.
+func build(in buildInput) *Graph {
+	b := &builder{
+		in:       in,
+		modules:  map[string][]*fileBuild{},
+		top:      map[string]map[string]string{},
+		members:  map[string]map[string]string{},
+		bases:    map[string][]string{},
+		packages: map[string]map[string]string{},
+		edgeSeen: map[edgeKey]bool{},
+	}
+	g := &Graph{
+		root:     in.root,
+		byID:     map[string]*Node{},
+		byFile:   map[string][]*Node{},
+		fileNode: map[string]*Node{},
+		children: map[string][]*Node{},
+		envNames: map[string][]string{},
+		envVals:  in.env,
+		imports:  map[string][]importSpan{},
+		stats: Stats{FilesByLanguage: map[string]int{}, NodesByKind: map[Kind]int{},
+			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
+	}
+	b.g = g
+	paths := make([]string, 0, len(in.files))
+	for p := range in.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+
+	// 1. Nodes for files and definitions; module keys.
+	for _, p := range paths {
+		fd := in.files[p]
+		fb := &fileBuild{fd: fd, lang: in.langs[fd.Lang]}
+		b.files = append(b.files, fb)
+		b.addFile(fb)
+	}
+	// 2. Packages from manifests.
+	for _, fb := range b.files {
+		b.addManifest(fb)
+	}
+	// 3. Go methods join their receiver type.
+	for _, fb := range b.files {
+		b.attachReceivers(fb)
+	}
+	// 4. Scopes (imports), then base classes, then the other references.
+	for _, fb := range b.files {
+		b.buildScope(fb)
+	}
+	for _, fb := range b.files {
+		b.resolveRefs(fb, true)
+	}
+	for _, fb := range b.files {
+		b.resolveRefs(fb, false)
+	}
+	// Packages after files.
+	var pkgs []*Node
+	for _, m := range b.packages {
+		for _, id := range m {
+			pkgs = append(pkgs, g.byID[id])
+		}
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].QualName < pkgs[j].QualName })
+	g.nodes = append(g.nodes, pkgs...)
+	for _, n := range g.nodes {
+		g.stats.NodesByKind[n.Kind]++
+	}
+	for _, e := range g.edges {
+		g.stats.EdgesByKind[e.Kind]++
+	}
+	g.stats.Nodes = len(g.nodes)
+	g.stats.Edges = len(g.edges)
+	return g
+}
+
+func (b *builder) addNode(n *Node) {
+	b.g.nodes = append(b.g.nodes, n)
+	b.g.byID[n.ID] = n
+	if n.Parent != "" {
+		b.g.children[n.Parent] = append(b.g.children[n.Parent], n)
+	}
+}
+
+func (b *builder) addEdge(from, to string, kind EdgeKind, line int32) bool {
+	if from == to && kind != EdgeCalls {
+		return false
+	}
+	k := edgeKey{from, to, kind}
+	if b.edgeSeen[k] {
+		return true
+	}
+	b.edgeSeen[k] = true
+	b.g.edges = append(b.g.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
+	return true
+}
+
+func (b *builder) addFile(fb *fileBuild) {
+	fd := fb.fd
+	g := b.g
+	st := &g.stats
+	st.Files++
+	lname := fd.Lang
+	if lname == "" {
+		lname = "other"
+	}
+	st.FilesByLanguage[lname]++
+	st.Lines += fd.Lines
+	st.Bytes += fd.Size
+	fb.key = fd.Path
+	if fb.lang != nil {
+		keys := fb.lang.moduleKeys(b.in.info, fd.Path)
+		fb.key = keys[0]
+		for _, k := range keys {
+			mk := modKey(fb.lang.family, k)
+			b.modules[mk] = append(b.modules[mk], fb)
+		}
+		// All keys of a module share one table of top-level names.
+		top := b.top[modKey(fb.lang.family, fb.key)]
+		if top == nil {
+			top = map[string]string{}
+		}
+		for _, k := range keys {
+			if _, ok := b.top[modKey(fb.lang.family, k)]; !ok {
+				b.top[modKey(fb.lang.family, k)] = top
+			}
+		}
+		b.top[modKey(fb.lang.family, fb.key)] = top
+	}
+	fileNode := &Node{
+		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
+		QualName: fb.key, Path: fd.Path, Language: fd.Lang, StartLine: 1, EndLine: max(fd.Lines, 1),
+		StartByte: 0, EndByte: int(fd.Size), Hash: fmt.Sprintf("%016x", fd.Sum),
+	}
+	fb.fileID = fileNode.ID
+	b.addNode(fileNode)
+	g.fileNode[fd.Path] = fileNode
+	if fb.lang == nil {
+		return
+	}
+	sep := fb.lang.qualSep
+	fb.ids = make([]string, len(fd.Defs))
+	quals := make([]string, len(fd.Defs))
+	dups := map[string]int{}
+	fb.nested = make(map[nestKey]int32, len(fd.Defs))
+	top := b.top[modKey(fb.lang.family, fb.key)]
+	for i, d := range fd.Defs {
+		var q string
+		switch {
+		case d.Parent >= 0:
+			q = quals[d.Parent] + "." + d.Name
+		case d.Receiver != "":
+			q = joinQual(fb.key, sep, d.Receiver+"."+d.Name)
+		default:
+			q = joinQual(fb.key, sep, d.Name)
+		}
+		quals[i] = q
+		dk := string(d.Kind) + "\x00" + q
+		id := nodeID(d.Kind, q, fd.Path, dups[dk])
+		dups[dk]++
+		fb.ids[i] = id
+		parent := fb.fileID
+		if d.Parent >= 0 {
+			parent = fb.ids[d.Parent]
+		}
+		n := &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
+			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
+			Signature: d.Sig, Doc: d.Doc, Hash: fmt.Sprintf("%016x", d.Hash), Parent: parent}
+		b.addNode(n)
+		g.byFile[fd.Path] = append(g.byFile[fd.Path], n)
+		b.addEdge(parent, id, EdgeContains, d.StartLine)
+		if d.Parent < 0 && d.Receiver == "" {
+			if _, dup := top[d.Name]; !dup {
+				top[d.Name] = id
+			}
+		}
+		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
+			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
+		}
+		if d.Parent >= 0 && fd.Defs[d.Parent].Kind == KindClass {
+			b.addMember(fb.ids[d.Parent], d.Name, id)
+		}
+	}
+	for _, ev := range fd.Env {
+		src := fb.fileID
+		if ev.Def >= 0 {
+			src = fb.ids[ev.Def]
+		}
+		if !containsStr(g.envNames[src], ev.Name) {
+			g.envNames[src] = append(g.envNames[src], ev.Name)
+		}
+	}
+}
+
+func joinQual(key, sep, name string) string {
+	if key == "" {
+		return name
+	}
+	return key + sep + name
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) addMember(classID, name, id string) {
+	m := b.members[classID]
+	if m == nil {
+		m = map[string]string{}
+		b.members[classID] = m
+	}
+	if _, dup := m[name]; !dup {
+		m[name] = id
+	}
+}
+
+// addManifest adds package nodes and requires edges for a manifest file.
+func (b *builder) addManifest(fb *fileBuild) {
+	fd := fb.fd
+	if len(fd.Packages) == 0 {
+		return
+	}
+	family := ecoFamily(fd.Eco)
+	m := b.packages[family]
+	if m == nil {
+		m = map[string]string{}
+		b.packages[family] = m
+	}
+	for _, name := range fd.Packages {
+		norm := name
+		if family == "python" {
+			norm = normPyName(name)
+		}
+		id, ok := m[norm]
+		if !ok {
+			q := fd.Eco + ":" + name
+			id = nodeID(KindPackage, q, "", 0)
+			m[norm] = id
+			b.g.byID[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
+		}
+		b.addEdge(fb.fileID, id, EdgeRequires, 0)
+	}
+}
+
+func ecoFamily(eco string) string {
+	switch eco {
+	case "pypi":
+		return "python"
+	case "npm":
+		return "js"
+	default:
+		return eco
+	}
+}
+
+// attachReceivers makes Go methods children of their receiver type when the
+// type is defined in the same package.
+func (b *builder) attachReceivers(fb *fileBuild) {
+	if fb.lang == nil {
+		return
+	}
+	for i, d := range fb.fd.Defs {
+		if d.Receiver == "" {
+			continue
+		}
+		cls, ok := b.top[modKey(fb.lang.family, fb.key)][d.Receiver]
+		if !ok {
+			continue
+		}
+		n := b.g.byID[fb.ids[i]]
+		old := n.Parent
+		n.Parent = cls
+		b.g.children[cls] = append(b.g.children[cls], n)
+		kids := b.g.children[old]
+		for k, c := range kids {
+			if c == n {
+				b.g.children[old] = append(kids[:k:k], kids[k+1:]...)
+				break
+			}
+		}
+		for k := range b.g.edges {
+			e := &b.g.edges[k]
+			if e.Kind == EdgeContains && e.To == n.ID && e.From == old {
+				e.From = cls
+				delete(b.edgeSeen, edgeKey{old, n.ID, EdgeContains})
+				b.edgeSeen[edgeKey{cls, n.ID, EdgeContains}] = true
+				break
+			}
+		}
+		b.addMember(cls, d.Name, n.ID)
+	}
+}
+
+// lookupModule returns the files of a module key, trying the language's
+// candidate keys in order.
+func (b *builder) lookupModule(fb *fileBuild, module string) (string, []*fileBuild) {
+	for _, k := range fb.lang.importKeys(b.in.info, fb.fd.Path, module) {
+		if fs, ok := b.modules[modKey(fb.lang.family, k)]; ok {
+			return k, fs
+		}
+	}
+	return "", nil
+}
+
+// packageFor returns the package node an external import names, if any.
+func (b *builder) packageFor(fb *fileBuild, module string) string {
+	m := b.packages[fb.lang.family]
+	if len(m) == 0 {
+		return ""
+	}
+	name := fb.lang.packageName(module)
+	if name == "" {
+		return ""
+	}
+	if id, ok := m[name]; ok {
+		return id
+	}
+	// Go and npm: an import path inside a required module path.
+	for p, id := range m {
+		if strings.HasPrefix(module, p+"/") {
+			return id
+		}
+	}
+	return ""
+}
+
+func (b *builder) unresolved(fb *fileBuild, kind, name string, line int32) {
+	st := &b.g.stats
+	st.Unresolved++
+	st.UnresolvedByKind[kind]++
+	if len(st.UnresolvedSample) < maxUnresolvedSample {
+		st.UnresolvedSample = append(st.UnresolvedSample, UnresolvedRef{Path: fb.fd.Path, Line: int(line), Kind: kind, Name: name})
+	}
+}
+
+// buildScope binds the names a file can use: its own top-level definitions
+// (for Go, its package's) and what it imports. Import edges are added here.
+func (b *builder) buildScope(fb *fileBuild) {
+	if fb.lang == nil {
+		return
+	}
+	fd := fb.fd
+	fb.scope = map[string]binding{}
+	family := fb.lang.family
+	for name, id := range b.top[modKey(family, fb.key)] {
+		fb.scope[name] = binding{kind: bDef, id: id}
+	}
+	var spans []importSpan
+	for _, im := range fd.Imports {
+		key, targets := b.lookupModule(fb, im.Module)
+		local := im.Alias
+		if targets == nil {
+			// Not in the project: an external package (when a manifest names
+			// it) or an unresolved import.
+			pkg := b.packageFor(fb, im.Module)
+			if pkg != "" {
+				b.addEdge(fb.fileID, pkg, EdgeImports, im.Line)
+				b.g.stats.External++
+			} else {
+				b.unresolved(fb, "import", im.Module, im.Line)
+			}
+			spans = append(spans, importSpan{im.Start, im.End, true})
+			if local == "" {
+				local = im.Name
+			}
+			if local == "" && im.Module != "" {
+				local = defaultLocal(fb.lang, im.Module)
+			}
+			if local != "" && !im.Wildcard {
+				if _, taken := fb.scope[local]; !taken || im.Alias != "" {
+					fb.scope[local] = binding{kind: bExternal, id: pkg}
+				}
+			}
+			continue
+		}
+		spans = append(spans, importSpan{im.Start, im.End, false})
+		b.g.stats.Resolved++
+		for _, t := range targets[:1] {
+			if t != fb {
+				b.addEdge(fb.fileID, t.fileID, EdgeImports, im.Line)
+			}
+		}
+		switch {
+		case im.Wildcard:
+			for name, id := range b.top[modKey(family, key)] {
+				if _, taken := fb.scope[name]; !taken && !strings.HasPrefix(name, "_") {
+					fb.scope[name] = binding{kind: bDef, id: id}
+				}
+			}
+		case im.Name != "":
+			if local == "" {
+				local = im.Name
+			}
+			name := im.Name
+			if name == "default" {
+				name = targets[0].fd.Default
+			}
+			if id, ok := b.top[modKey(family, key)][name]; ok && name != "" {
+				fb.scope[local] = binding{kind: bDef, id: id}
+				continue
+			}
+			sub := key + "." + im.Name
+			if key == "" {
+				sub = im.Name
+			}
+			if subs, ok := b.modules[modKey(family, sub)]; ok {
+				b.addEdge(fb.fileID, subs[0].fileID, EdgeImports, im.Line)
+				fb.scope[local] = binding{kind: bModule, mod: sub}
+				continue
+			}
+			b.unresolved(fb, "import", im.Module+"."+im.Name, im.Line)
+		default:
+			if local == "" {
+				local = defaultLocal(fb.lang, im.Module)
+				if family == "python" {
+					// "import a.b" binds "a"; dotted uses are resolved from the root.
+					top, _, _ := strings.Cut(im.Module, ".")
+					fb.scope[top] = binding{kind: bModule, mod: top}
+					continue
+				}
+			}
+			if local != "" && local != "_" && local != "." {
+				fb.scope[local] = binding{kind: bModule, mod: key}
+			}
+		}
+	}
+	b.g.imports[fd.Path] = spans
+}
+
+// defaultLocal is the name an import without alias binds.
+func defaultLocal(l *language, module string) string {
+	switch l.family {
+	case "go":
+		base := path.Base(module)
+		// gopkg.in/yaml.v3 → yaml, github.com/x/y/v2 → y
+		if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" {
+			base = path.Base(path.Dir(module))
+		}
+		base, _, _ = strings.Cut(base, ".")
+		return strings.TrimPrefix(base, "go-")
+	case "python":
+		top, _, _ := strings.Cut(module, ".")
+		return top
+	}
+	return ""
+}
+
+// enclosingClass returns the node ID of the class a reference inside def
+// belongs to (its nearest class ancestor, or a Go method's receiver type).
+func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.fd.Defs[d].Kind == KindClass {
+			return fb.ids[d], true
+		}
+		n := b.g.byID[fb.ids[d]]
+		if p := b.g.byID[n.Parent]; p != nil && p.Kind == KindClass && fb.fd.Defs[d].Receiver != "" {
+			return p.ID, true
+		}
+	}
+	return "", false
+}
+
+// member finds name in class cls or its bases (breadth first).
+func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
+	seen := map[string]bool{cls: true}
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		c := queue[i]
+		if !(skipSelf && i == 0) {
+			if id, ok := b.members[c][name]; ok {
+				return id, true
+			}
+		}
+		for _, base := range b.bases[c] {
+			if !seen[base] {
+				seen[base] = true
+				queue = append(queue, base)
+			}
+		}
+	}
+	return "", false
+}
+
+// lookupName binds a bare name seen inside definition def: definitions nested
+// in an enclosing scope first, then the file's scope.
+func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
+	for d := def; ; d = fb.fd.Defs[d].Parent {
+		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
+			return binding{kind: bDef, id: fb.ids[i]}, true
+		}
+		if d < 0 {
+			break
+		}
+	}
+	bd, ok := fb.scope[name]
+	return bd, ok
+}
+
+func isDottedIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return false
+		}
+		for i, r := range part {
+			if !(r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') || r > 127) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolveRefs binds a file's references. With inherits set it handles base
+// classes only (they must be known before method lookups through bases).
+func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
+	if fb.lang == nil {
+		return
+	}
+	fd := fb.fd
+	family := fb.lang.family
+	st := &b.g.stats
+	for _, r := range fd.Refs {
+		if (r.Kind == refInherit) != inherits {
+			continue
+		}
+		src := fb.fileID
+		if r.Def >= 0 {
+			src = fb.ids[r.Def]
+		}
+		ek := EdgeCalls
+		kindName := "call"
+		switch r.Kind {
+		case refUse:
+			ek = EdgeUses
+		case refInherit:
+			ek = EdgeInherits
+			kindName = "inherit"
+		}
+		target, outcome := b.resolveRef(fb, family, r)
+		switch outcome {
+		case outResolved:
+			if r.Kind == refUse && target == src {
+				continue
+			}
+			b.addEdge(src, target, ek, r.Line)
+			st.Resolved++
+			if r.Kind == refInherit {
+				if n := b.g.byID[target]; n != nil && n.Kind == KindClass && !containsStr(b.bases[src], target) {
+					b.bases[src] = append(b.bases[src], target)
+				}
+			}
+		case outExternal:
+			if r.Kind != refUse {
+				st.External++
+			}
+		case outBuiltin:
+		case outUnresolved:
+			if r.Kind != refUse {
+				name := r.Name
+				if r.Object != "" {
+					name = r.Object + "." + r.Name
+				}
+				b.unresolved(fb, kindName, name, r.Line)
+			}
+		}
+	}
+}
+
+type outcome uint8
+
+const (
+	outResolved outcome = iota
+	outExternal
+	outBuiltin
+	outUnresolved
+)
+
+func (b *builder) resolveRef(fb *fileBuild, family string, r refRec) (string, outcome) {
+	if r.Object == "" {
+		bd, ok := fb.lookupName(r.Name, r.Def)
+		if !ok {
+			if fb.lang.builtins[r.Name] {
+				return "", outBuiltin
+			}
+			return "", outUnresolved
+		}
+		switch bd.kind {
+		case bDef:
+			return bd.id, outResolved
+		case bExternal:
+			return "", outExternal
+		}
+		return "", outUnresolved
+	}
+	obj := r.Object
+	if containsStr(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].Receiver != "" && obj == goReceiverVar(fb, r.Def)) {
+		cls, ok := b.enclosingClass(fb, r.Def)
+		if !ok {
+			return "", outUnresolved
+		}
+		if id, ok := b.member(cls, r.Name, false); ok {
+			return id, outResolved
+		}
+		return "", outUnresolved
+	}
+	if obj == "super()" || strings.HasPrefix(obj, "super(") {
+		cls, ok := b.enclosingClass(fb, r.Def)
+		if !ok {
+			return "", outUnresolved
+		}
+		if id, ok := b.member(cls, r.Name, true); ok {
+			return id, outResolved
+		}
+		return "", outUnresolved
+	}
+	if !isDottedIdent(obj) {
+		return "", outUnresolved
+	}
+	segs := strings.Split(obj, ".")
+	bd, ok := fb.lookupName(segs[0], r.Def)
+	if !ok {
+		if fb.lang.builtins[segs[0]] {
+			return "", outBuiltin
+		}
+		return "", outUnresolved
+	}
+	switch bd.kind {
+	case bExternal:
+		return "", outExternal
+	case bDef:
+		if len(segs) == 1 {
+			if n := b.g.byID[bd.id]; n != nil && n.Kind == KindClass {
+				if id, ok := b.member(bd.id, r.Name, false); ok {
+					return id, outResolved
+				}
+			}
+		}
+		return "", outUnresolved
+	case bModule:
+		key := bd.mod
+		for i, s := range segs[1:] {
+			next := key + "." + s
+			if _, ok := b.modules[modKey(family, next)]; ok {
+				key = next
+				continue
+			}
+			// A class in the module, then a member of it.
+			if i == len(segs)-2 {
+				if cid, ok := b.top[modKey(family, key)][s]; ok {
+					if id, ok := b.member(cid, r.Name, false); ok {
+						return id, outResolved
+					}
+				}
+			}
+			return "", outUnresolved
+		}
+		if id, ok := b.top[modKey(family, key)][r.Name]; ok {
+			return id, outResolved
+		}
+		if _, ok := b.modules[modKey(family, key)]; !ok {
+			// e.g. "import os.path" binds "os" which is not in the project.
+			return "", outExternal
+		}
+		return "", outUnresolved
+	}
+	return "", outUnresolved
+}
+
+// goReceiverVar returns the receiver variable name of a Go method def (or of
+// the method enclosing def), stored after the receiver type as "Type var".
+func goReceiverVar(fb *fileBuild, def int32) string {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.fd.Defs[d].Receiver != "" {
+			return fb.fd.Defs[d].SelfVar
+		}
+	}
+	return ""
+}

@@ -1,0 +1,123 @@
+package codegraph
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"hash/fnv"
+
+	"codeloom/app/memory"
+)
+
+// BlobStore is the part of the project store the graph cache needs
+// (*memory.Store satisfies it).
+type BlobStore interface {
+	GetBlob(bucket, key string) ([]byte, error)
+	PutBlobs(bucket string, puts map[string][]byte, deletes []string) error
+	ForEachBlob(bucket string, fn func(key string, val []byte) error) error
+	DeleteBucket(bucket string) error
+}
+
+// Cache buckets: per-file parse results keyed by relative path, and the
+// version of the extractor that wrote them.
+const (
+	cacheFilesBucket = "graph.files"
+	cacheMetaBucket  = "graph.meta"
+	cacheSchema      = "codegraph-cache/1"
+)
+
+// cacheVersion identifies the extractor: a change to any query or the record
+// layout invalidates the cache.
+func (p *Project) cacheVersion() string {
+	h := fnv.New64a()
+	h.Write([]byte(cacheSchema))
+	for _, l := range p.langs {
+		h.Write([]byte(l.name))
+		h.Write([]byte(l.query))
+	}
+	return fmt.Sprintf("%s/%016x", cacheSchema, h.Sum64())
+}
+
+// withStore runs fn with the configured store, or opens the project's store
+// for the duration of fn.
+func (p *Project) withStore(fn func(BlobStore) error) error {
+	if p.opts.Store != nil {
+		return fn(p.opts.Store)
+	}
+	st, err := memory.OpenProject(p.root)
+	if err != nil {
+		return err
+	}
+	ferr := fn(st)
+	if cerr := st.Close(); ferr == nil {
+		ferr = cerr
+	}
+	return ferr
+}
+
+// loadCache returns the cached parse results; nil (and no error) when the
+// cache is disabled, empty or written by another extractor version.
+func (p *Project) loadCache() (map[string]*fileData, error) {
+	if p.opts.NoCache {
+		return nil, nil
+	}
+	var out map[string]*fileData
+	err := p.withStore(func(s BlobStore) error {
+		v, err := s.GetBlob(cacheMetaBucket, "version")
+		if err != nil {
+			return err
+		}
+		if string(v) != p.cacheVersion() {
+			return nil
+		}
+		out = map[string]*fileData{}
+		return s.ForEachBlob(cacheFilesBucket, func(key string, val []byte) error {
+			fd := &fileData{}
+			if err := gob.NewDecoder(bytes.NewReader(val)).Decode(fd); err != nil {
+				// A damaged entry is re-parsed, not fatal.
+				p.log.Warn("codegraph cache entry unreadable; re-parsing", "path", key, "err", err)
+				return nil
+			}
+			out[key] = fd
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load graph cache of %s: %w", p.root, err)
+	}
+	return out, nil
+}
+
+// saveCache writes changed entries and removes deleted ones; full rewrites
+// the whole cache (after a version change).
+func (p *Project) saveCache(puts map[string]*fileData, deletes []string, full bool) error {
+	if p.opts.NoCache {
+		return nil
+	}
+	enc := make(map[string][]byte, len(puts))
+	for k, fd := range puts {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(fd); err != nil {
+			return fmt.Errorf("encode cache entry %s: %w", k, err)
+		}
+		enc[k] = buf.Bytes()
+	}
+	err := p.withStore(func(s BlobStore) error {
+		if full {
+			if err := s.DeleteBucket(cacheFilesBucket); err != nil {
+				return err
+			}
+		}
+		if err := s.PutBlobs(cacheFilesBucket, enc, deletes); err != nil {
+			return err
+		}
+		if full {
+			return s.PutBlobs(cacheMetaBucket, map[string][]byte{"version": []byte(p.cacheVersion())}, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("save graph cache of %s: %w", p.root, err)
+	}
+	return nil
+}

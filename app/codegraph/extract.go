@@ -1,0 +1,488 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// fileData is everything extracted from one file. It is the unit of caching:
+// it depends only on the file's bytes and the language rules.
+type fileData struct {
+	Path     string // slash-separated, relative to the root
+	Lang     string // language name, "" for manifests and other tracked files
+	Size     int64
+	ModTime  int64  // unix nanoseconds
+	Sum      uint64 // FNV-1a of the content
+	Lines    int
+	Syntax   bool // tree-sitter reported syntax errors
+	BadUTF8  bool // content is not valid UTF-8
+	Defs     []defRec
+	Refs     []refRec
+	Imports  []importRec
+	Env      []envRec
+	Default  string   // JS/TS default export name
+	Packages []string // manifest: names of required packages
+	Eco      string   // manifest ecosystem: "pypi", "go", "npm"
+}
+
+// defRec is one definition in a file.
+type defRec struct {
+	Kind      Kind
+	Name      string
+	Parent    int32 // index of the enclosing definition, -1 for the file
+	Start     uint32
+	End       uint32
+	StartLine int32
+	EndLine   int32
+	Sig       string
+	Doc       string
+	Hash      uint64
+	Receiver  string // Go: receiver type of a method
+	SelfVar   string // Go: receiver variable name of a method
+}
+
+// refKind says what a reference is.
+type refKind uint8
+
+const (
+	refCall refKind = iota
+	refUse
+	refInherit
+)
+
+// refRec is one reference (call, use, base class) in a file.
+type refRec struct {
+	Kind   refKind
+	Name   string
+	Object string // receiver expression text, "" for a bare name
+	Def    int32  // enclosing definition, -1 for the file
+	Line   int32
+}
+
+// importRec is one imported name.
+type importRec struct {
+	Module   string // as written: "a.b", "..x", "./util", "github.com/x/y"
+	Name     string // imported symbol ("" for a module import)
+	Alias    string // local alias ("" when none)
+	Wildcard bool
+	Line     int32
+	Start    uint32 // the import statement's byte range
+	End      uint32
+}
+
+// envRec is one environment variable read.
+type envRec struct {
+	Name string
+	Def  int32
+}
+
+// extractor parses files of one language; not safe for concurrent use.
+type extractor struct {
+	lang   *language
+	parser *sitter.Parser
+	query  *sitter.Query
+	cursor *sitter.QueryCursor
+	roles  []captureRole
+}
+
+// captureRole is the meaning of a query capture name.
+type captureRole uint8
+
+const (
+	capOther captureRole = iota
+	capDefClass
+	capDefFunction
+	capDefMethod
+	capName
+	capBody
+	capReceiver
+	capSelfVar
+	capDocOwner
+	capDoc
+	capRefCall
+	capRefUse
+	capRefInherit
+	capObject
+	capImport
+	capModule
+	capAlias
+	capWildcard
+	capEnv
+	capExportDefault
+	capDefault
+	capFn
+)
+
+var roleNames = map[string]captureRole{
+	"def.class": capDefClass, "def.function": capDefFunction, "def.method": capDefMethod,
+	"name": capName, "body": capBody, "receiver": capReceiver, "receiver.name": capSelfVar,
+	"doc.owner": capDocOwner, "doc": capDoc,
+	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "object": capObject,
+	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
+	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn,
+}
+
+// newExtractor compiles l's query.
+func newExtractor(l *language) (*extractor, error) {
+	q, err := sitter.NewQuery([]byte(l.query), l.grammar())
+	if err != nil {
+		return nil, fmt.Errorf("compile %s query: %w", l.name, err)
+	}
+	n := int(q.CaptureCount())
+	roles := make([]captureRole, n)
+	for i := 0; i < n; i++ {
+		roles[i] = roleNames[q.CaptureNameForId(uint32(i))]
+	}
+	p := sitter.NewParser()
+	p.SetLanguage(l.grammar())
+	return &extractor{lang: l, parser: p, query: q, cursor: sitter.NewQueryCursor(), roles: roles}, nil
+}
+
+// Close frees the C objects.
+func (e *extractor) Close() {
+	e.cursor.Close()
+	e.query.Close()
+	e.parser.Close()
+}
+
+// lineIndex maps byte offsets to 1-based lines.
+type lineIndex []uint32
+
+func newLineIndex(src []byte) lineIndex {
+	li := make(lineIndex, 1, bytes.Count(src, []byte{'\n'})+1)
+	for i, c := range src {
+		if c == '\n' {
+			li = append(li, uint32(i+1))
+		}
+	}
+	return li
+}
+
+// line returns the 1-based line holding byte off.
+func (li lineIndex) line(off uint32) int32 {
+	return int32(sort.Search(len(li), func(i int) bool { return li[i] > off }))
+}
+
+// capture is a captured node reduced to what we need (no more cgo after).
+type capture struct {
+	role       captureRole
+	start, end uint32
+}
+
+// extract parses src and fills fd's definitions, references and imports.
+func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error {
+	tree, err := e.parser.ParseCtx(ctx, nil, src)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", fd.Path, err)
+	}
+	defer tree.Close()
+	root := tree.RootNode()
+	fd.Syntax = root.HasError()
+	fd.BadUTF8 = !utf8.Valid(src)
+	li := newLineIndex(src)
+	fd.Lines = len(li)
+	if len(src) > 0 && src[len(src)-1] == '\n' {
+		fd.Lines--
+	}
+	text := func(c capture) string {
+		if c.end <= c.start || int(c.end) > len(src) {
+			return ""
+		}
+		s := string(src[c.start:c.end])
+		if fd.BadUTF8 {
+			s = strings.ToValidUTF8(s, "\uFFFD")
+		}
+		return s
+	}
+
+	type docAt struct{ owner, doc capture }
+	var docs []docAt
+	var refs []struct {
+		r     refRec
+		start uint32
+	}
+	var envs []struct {
+		name  string
+		start uint32
+	}
+	caps := make([]capture, 0, 8)
+	e.cursor.Exec(e.query, root)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m, ok := e.cursor.NextMatch()
+		if !ok {
+			break
+		}
+		caps = caps[:0]
+		var main capture
+		for _, c := range m.Captures {
+			cp := capture{role: e.roles[c.Index], start: c.Node.StartByte(), end: c.Node.EndByte()}
+			caps = append(caps, cp)
+			switch cp.role {
+			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
+				capRefInherit, capImport, capEnv, capExportDefault:
+				main = cp
+			}
+		}
+		get := func(r captureRole) (capture, bool) {
+			for _, c := range caps {
+				if c.role == r {
+					return c, true
+				}
+			}
+			return capture{}, false
+		}
+		switch main.role {
+		case capDefClass, capDefFunction, capDefMethod:
+			nm, ok := get(capName)
+			if !ok {
+				continue
+			}
+			d := defRec{Name: text(nm), Parent: -1, Start: main.start, End: main.end,
+				StartLine: li.line(main.start), EndLine: li.line(max(main.end, main.start+1) - 1)}
+			switch main.role {
+			case capDefClass:
+				d.Kind = KindClass
+			case capDefFunction:
+				d.Kind = KindFunction
+			default:
+				d.Kind = KindMethod
+			}
+			if rc, ok := get(capReceiver); ok {
+				d.Receiver = strings.TrimLeft(text(rc), "*")
+				if i := strings.IndexByte(d.Receiver, '['); i > 0 { // generic receiver T[K]
+					d.Receiver = d.Receiver[:i]
+				}
+			}
+			if sv, ok := get(capSelfVar); ok {
+				d.SelfVar = text(sv)
+			}
+			sigEnd := main.end
+			if b, ok := get(capBody); ok && b.start > main.start {
+				sigEnd = b.start
+			}
+			d.Sig = signature(text(capture{start: main.start, end: sigEnd}))
+			h := fnv.New64a()
+			h.Write(src[main.start:main.end])
+			d.Hash = h.Sum64()
+			if e.lang.docComments {
+				d.Doc = leadingComment(src, main.start)
+			}
+			fd.Defs = append(fd.Defs, d)
+		case capDocOwner:
+			if dc, ok := get(capDoc); ok {
+				docs = append(docs, docAt{main, dc})
+			}
+		case capRefCall, capRefUse, capRefInherit:
+			nm, ok := get(capName)
+			if !ok {
+				continue
+			}
+			r := refRec{Kind: refCall, Name: text(nm), Line: li.line(nm.start)}
+			if main.role == capRefUse {
+				r.Kind = refUse
+			} else if main.role == capRefInherit {
+				r.Kind = refInherit
+			}
+			if ob, ok := get(capObject); ok {
+				r.Object = text(ob)
+			}
+			refs = append(refs, struct {
+				r     refRec
+				start uint32
+			}{r, nm.start})
+		case capImport:
+			im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
+			if c, ok := get(capModule); ok {
+				im.Module = stripQuotes(text(c))
+			}
+			if c, ok := get(capName); ok {
+				im.Name = text(c)
+			}
+			if c, ok := get(capAlias); ok {
+				im.Alias = text(c)
+			}
+			if _, ok := get(capWildcard); ok {
+				im.Wildcard = true
+			}
+			if _, ok := get(capDefault); ok {
+				im.Name = "default"
+			}
+			if fn, ok := get(capFn); ok && !e.lang.importFns[text(fn)] {
+				continue
+			}
+			if im.Module == "" && im.Name == "" {
+				continue
+			}
+			fd.Imports = append(fd.Imports, im)
+		case capEnv:
+			if ob, ok := get(capObject); ok && !e.lang.envObjects[text(ob)] {
+				continue
+			}
+			if nm, ok := get(capName); ok {
+				envs = append(envs, struct {
+					name  string
+					start uint32
+				}{stripQuotes(text(nm)), main.start})
+			}
+		case capExportDefault:
+			if nm, ok := get(capName); ok {
+				fd.Default = text(nm)
+			}
+		}
+	}
+
+	// Definitions in document order, then nesting by byte ranges (pure Go).
+	sort.SliceStable(fd.Defs, func(i, j int) bool {
+		a, b := fd.Defs[i], fd.Defs[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return a.End > b.End
+	})
+	fd.Defs = dedupDefs(fd.Defs)
+	var stack []int32
+	for i := range fd.Defs {
+		d := &fd.Defs[i]
+		for len(stack) > 0 && fd.Defs[stack[len(stack)-1]].End <= d.Start {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			d.Parent = stack[len(stack)-1]
+			if d.Kind == KindFunction && fd.Defs[d.Parent].Kind == KindClass {
+				d.Kind = KindMethod
+			}
+		}
+		stack = append(stack, int32(i))
+	}
+	if len(docs) > 0 {
+		byStart := make(map[uint32]int, len(fd.Defs))
+		for i, d := range fd.Defs {
+			byStart[d.Start] = i
+		}
+		for _, dc := range docs {
+			if i, ok := byStart[dc.owner.start]; ok && fd.Defs[i].Doc == "" {
+				s := text(dc.doc)
+				if e.lang.cleanDoc != nil {
+					s = e.lang.cleanDoc(s)
+				}
+				fd.Defs[i].Doc = s
+			}
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
+	fd.Refs = make([]refRec, 0, len(refs))
+	for _, r := range refs {
+		r.r.Def = enclosing(fd.Defs, r.start)
+		fd.Refs = append(fd.Refs, r.r)
+	}
+	for _, ev := range envs {
+		if ev.name == "" {
+			continue
+		}
+		fd.Env = append(fd.Env, envRec{Name: ev.name, Def: enclosing(fd.Defs, ev.start)})
+	}
+	return nil
+}
+
+// dedupDefs drops a definition captured twice by overlapping patterns (same
+// range): the first (most specific pattern order) wins.
+func dedupDefs(ds []defRec) []defRec {
+	out := ds[:0]
+	for i, d := range ds {
+		if i > 0 && d.Start == ds[i-1].Start && d.End == ds[i-1].End && d.Name == ds[i-1].Name {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// enclosing returns the innermost definition containing byte off, or -1.
+// defs are sorted by start; nesting is proper, so a binary search for the last
+// def starting at or before off, then climbing parents, finds it.
+func enclosing(defs []defRec, off uint32) int32 {
+	i := sort.Search(len(defs), func(i int) bool { return defs[i].Start > off }) - 1
+	for i >= 0 {
+		if defs[i].End > off {
+			return int32(i)
+		}
+		i = int(defs[i].Parent)
+	}
+	return -1
+}
+
+// signature normalises a definition header: whitespace collapsed, trailing
+// ":" or "{" dropped, capped in length.
+func signature(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.TrimRight(s, " :{")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// leadingComment returns the block of line comments (// or /* */) ending on
+// the line right above byte start.
+func leadingComment(src []byte, start uint32) string {
+	// Start of the definition's line.
+	ls := int(start)
+	for ls > 0 && src[ls-1] != '\n' {
+		ls--
+	}
+	var lines []string
+	end := ls
+	for end > 0 {
+		ps := end - 1
+		for ps > 0 && src[ps-1] != '\n' {
+			ps--
+		}
+		line := strings.TrimSpace(string(src[ps : end-1]))
+		switch {
+		case strings.HasPrefix(line, "//"):
+			lines = append(lines, strings.TrimSpace(strings.TrimPrefix(line, "//")))
+		case strings.HasSuffix(line, "*/"):
+			// Walk back to the opening /*.
+			j := bytes.LastIndex(src[:end], []byte("/*"))
+			if j < 0 {
+				return reverseJoin(lines)
+			}
+			body := string(src[j+2 : end-1])
+			body = strings.TrimSuffix(strings.TrimSpace(body), "*/")
+			var bl []string
+			for _, l := range strings.Split(body, "\n") {
+				l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*"))
+				bl = append(bl, l)
+			}
+			for k := len(bl) - 1; k >= 0; k-- {
+				lines = append(lines, bl[k])
+			}
+			return strings.TrimSpace(reverseJoin(lines))
+		default:
+			return reverseJoin(lines)
+		}
+		end = ps
+	}
+	return reverseJoin(lines)
+}
+
+func reverseJoin(lines []string) string {
+	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
+		lines[i], lines[j] = lines[j], lines[i]
+	}
+	s := strings.Join(lines, "\n")
+	if len(s) > 2000 {
+		s = s[:2000]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

@@ -1,0 +1,547 @@
+package codegraph
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Graph is an immutable snapshot of a project's code graph. All methods are
+// safe for concurrent use; returned nodes must not be modified.
+type Graph struct {
+	root     string
+	nodes    []*Node // files (each followed by its definitions in source order), then packages
+	byID     map[string]*Node
+	edges    []Edge
+	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
+	fileNode map[string]*Node
+	children map[string][]*Node
+	envNames map[string][]string // node ID → environment variables it reads
+	envVals  map[string]string   // from the project's .env
+	imports  map[string][]importSpan
+	stats    Stats
+
+	idxOnce sync.Once
+	out     map[string][]int32
+	in      map[string][]int32
+}
+
+// importSpan is an import statement of a file that names something outside
+// the project; slices copy these so the sliced code can run.
+type importSpan struct {
+	start, end uint32
+	external   bool
+}
+
+// Stats summarises a graph.
+type Stats struct {
+	Files           int              `json:"files"`
+	FilesByLanguage map[string]int   `json:"files_by_language"`
+	Lines           int              `json:"lines"`
+	Bytes           int64            `json:"bytes"`
+	NodesByKind     map[Kind]int     `json:"nodes_by_kind"`
+	EdgesByKind     map[EdgeKind]int `json:"edges_by_kind"`
+	Nodes           int              `json:"nodes"`
+	Edges           int              `json:"edges"`
+	Resolved        int              `json:"resolved_refs"`   // references bound to a node
+	External        int              `json:"external_refs"`   // references into code outside the project
+	Unresolved      int              `json:"unresolved_refs"` // references that could not be bound
+	UnresolvedByKind map[string]int  `json:"unresolved_by_kind"`
+	UnresolvedSample []UnresolvedRef `json:"unresolved_sample,omitempty"`
+}
+
+// UnresolvedRef is one reference that could not be bound to a definition.
+type UnresolvedRef struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Kind string `json:"kind"` // call, inherit, import
+	Name string `json:"name"`
+}
+
+// Match is a fuzzy search hit.
+type Match struct {
+	Node  *Node
+	Score float64
+}
+
+// Ranked is a node with its importance score.
+type Ranked struct {
+	Node  *Node
+	Score float64
+}
+
+// Slice is a runnable slice: the source of a target plus everything it needs.
+type Slice struct {
+	Target string            `json:"target"`
+	Nodes  []*Node           `json:"nodes"` // dependency order: dependencies first, target last
+	Code   string            `json:"code"`
+	Env    map[string]string `json:"env"` // names read from the environment → value in .env ("" if absent)
+}
+
+// Root returns the project root (absolute).
+func (g *Graph) Root() string { return g.root }
+
+// Node returns the node with the given ID.
+func (g *Graph) Node(id string) (*Node, bool) {
+	n, ok := g.byID[id]
+	return n, ok
+}
+
+// Nodes returns all nodes: each file followed by its definitions in source
+// order, then external packages. The slice must not be modified.
+func (g *Graph) Nodes() []*Node { return g.nodes }
+
+// Edges returns all edges. The slice must not be modified.
+func (g *Graph) Edges() []Edge { return g.edges }
+
+// Stats returns counts describing the graph.
+func (g *Graph) Stats() Stats { return g.stats }
+
+func (g *Graph) index() {
+	g.idxOnce.Do(func() {
+		g.out = make(map[string][]int32, len(g.byID))
+		g.in = make(map[string][]int32, len(g.byID))
+		for i, e := range g.edges {
+			g.out[e.From] = append(g.out[e.From], int32(i))
+			g.in[e.To] = append(g.in[e.To], int32(i))
+		}
+	})
+}
+
+func hasKind(kinds []EdgeKind, k EdgeKind) bool {
+	if len(kinds) == 0 {
+		return true
+	}
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Out returns the edges leaving id, optionally only of the given kinds.
+func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
+	g.index()
+	var r []Edge
+	for _, i := range g.out[id] {
+		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+			r = append(r, e)
+		}
+	}
+	return r
+}
+
+// In returns the edges entering id, optionally only of the given kinds.
+func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
+	g.index()
+	var r []Edge
+	for _, i := range g.in[id] {
+		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+			r = append(r, e)
+		}
+	}
+	return r
+}
+
+// Children returns the nodes id contains directly, in source order.
+func (g *Graph) Children(id string) []*Node { return g.children[id] }
+
+// FileNode returns the node of a file by its slash-separated relative path.
+func (g *Graph) FileNode(relPath string) (*Node, bool) {
+	n, ok := g.fileNode[filepath.ToSlash(relPath)]
+	return n, ok
+}
+
+// NodesInFile returns the definitions in a file, in source order.
+func (g *Graph) NodesInFile(relPath string) []*Node { return g.byFile[filepath.ToSlash(relPath)] }
+
+// NodeAt returns the innermost definition of relPath spanning line (1-based),
+// or the file node when no definition does.
+func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
+	relPath = filepath.ToSlash(relPath)
+	var best *Node
+	for _, n := range g.byFile[relPath] {
+		if n.StartLine <= line && line <= n.EndLine {
+			if best == nil || n.EndByte-n.StartByte <= best.EndByte-best.StartByte {
+				best = n
+			}
+		}
+	}
+	if best != nil {
+		return best, true
+	}
+	f, ok := g.fileNode[relPath]
+	if ok && (line < 1 || line > max(f.EndLine, 1)) {
+		return nil, false
+	}
+	return f, ok
+}
+
+// depKinds are the edges along which "X needs Y".
+var depKinds = []EdgeKind{EdgeCalls, EdgeUses, EdgeInherits, EdgeImports}
+
+// descendants returns id and every node it contains, transitively.
+func (g *Graph) descendants(id string) []string {
+	out := []string{id}
+	for i := 0; i < len(out); i++ {
+		for _, c := range g.children[out[i]] {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// Deps returns everything id needs, transitively: the targets of calls, uses,
+// inherits and imports edges leaving id or anything it contains; reaching a
+// method also brings in its class, since a method's code runs only with it.
+// The result excludes id and its descendants and is sorted by path and line.
+func (g *Graph) Deps(id string) []*Node {
+	if _, ok := g.byID[id]; !ok {
+		return nil
+	}
+	g.index()
+	self := map[string]bool{}
+	for _, d := range g.descendants(id) {
+		self[d] = true
+	}
+	seen := map[string]bool{}
+	queue := g.descendants(id)
+	for _, q := range queue {
+		seen[q] = true
+	}
+	for i := 0; i < len(queue); i++ {
+		for _, e := range g.Out(queue[i], depKinds...) {
+			add := []string{e.To}
+			if n := g.byID[e.To]; n != nil && n.Kind == KindMethod && n.Parent != "" {
+				if p := g.byID[n.Parent]; p != nil && p.Kind == KindClass {
+					add = append(add, p.ID)
+				}
+			}
+			for _, a := range add {
+				if seen[a] {
+					continue
+				}
+				for _, d := range g.descendants(a) {
+					if !seen[d] {
+						seen[d] = true
+						queue = append(queue, d)
+					}
+				}
+			}
+		}
+	}
+	var r []*Node
+	for id2 := range seen {
+		if !self[id2] {
+			r = append(r, g.byID[id2])
+		}
+	}
+	sortNodes(r)
+	return r
+}
+
+// RDeps returns everything that uses id, transitively: sources of calls,
+// uses, inherits and imports edges into id or anything it contains. Sorted by
+// path and line; id and its descendants excluded.
+func (g *Graph) RDeps(id string) []*Node {
+	if _, ok := g.byID[id]; !ok {
+		return nil
+	}
+	g.index()
+	seen := map[string]bool{}
+	queue := g.descendants(id)
+	for _, q := range queue {
+		seen[q] = true
+	}
+	self := len(queue)
+	for i := 0; i < len(queue); i++ {
+		for _, e := range g.In(queue[i], depKinds...) {
+			if !seen[e.From] {
+				seen[e.From] = true
+				queue = append(queue, e.From)
+			}
+		}
+	}
+	r := make([]*Node, 0, len(queue)-self)
+	for _, q := range queue[self:] {
+		r = append(r, g.byID[q])
+	}
+	sortNodes(r)
+	return r
+}
+
+// Path returns the edges of a shortest directed path from one node to
+// another (any edge kind), or nil when there is none.
+func (g *Graph) Path(from, to string) []Edge {
+	if _, ok := g.byID[from]; !ok {
+		return nil
+	}
+	if _, ok := g.byID[to]; !ok || from == to {
+		return nil
+	}
+	g.index()
+	prev := map[string]int32{from: -1}
+	queue := []string{from}
+	for i := 0; i < len(queue); i++ {
+		for _, ei := range g.out[queue[i]] {
+			e := g.edges[ei]
+			if _, ok := prev[e.To]; ok {
+				continue
+			}
+			prev[e.To] = ei
+			if e.To == to {
+				var path []Edge
+				for cur := to; cur != from; {
+					pe := g.edges[prev[cur]]
+					path = append(path, pe)
+					cur = pe.From
+				}
+				for a, b := 0, len(path)-1; a < b; a, b = a+1, b-1 {
+					path[a], path[b] = path[b], path[a]
+				}
+				return path
+			}
+			queue = append(queue, e.To)
+		}
+	}
+	return nil
+}
+
+// Code returns the source text of a node, read from its file by byte range.
+// It fails when the file changed size since it was indexed.
+func (g *Graph) Code(id string) ([]byte, error) {
+	n, ok := g.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("code: no node %q", id)
+	}
+	if n.Path == "" {
+		return nil, fmt.Errorf("code %s: %s %q has no source", id, n.Kind, n.Name)
+	}
+	b, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(n.Path)))
+	if err != nil {
+		return nil, fmt.Errorf("code %s: %w", n.Path, err)
+	}
+	if n.EndByte > len(b) || n.StartByte > n.EndByte {
+		return nil, fmt.Errorf("code %s: file changed since it was indexed (re-index it)", n.Path)
+	}
+	return b[n.StartByte:n.EndByte], nil
+}
+
+// Slice returns the runnable slice of id: the external imports of the files
+// involved, then the code of every dependency in dependency order, then id's
+// own code, plus the environment variables the code reads with their values
+// from the project's .env.
+func (g *Graph) Slice(id string) (*Slice, error) {
+	target, ok := g.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("slice: no node %q", id)
+	}
+	if target.Kind == KindPackage {
+		return nil, fmt.Errorf("slice %s: %q is an external package", id, target.Name)
+	}
+	g.index()
+	deps := g.Deps(id)
+	// Keep only top-most nodes with code: a method inside an included class
+	// comes with the class; packages have no code.
+	inSet := map[string]bool{id: true}
+	for _, d := range deps {
+		inSet[d.ID] = true
+	}
+	covered := func(n *Node) bool {
+		for p := n.Parent; p != ""; {
+			if inSet[p] {
+				if pn := g.byID[p]; pn != nil && pn.Kind != KindFile {
+					return true
+				}
+			}
+			pn := g.byID[p]
+			if pn == nil {
+				break
+			}
+			p = pn.Parent
+		}
+		return false
+	}
+	var units []*Node
+	for _, d := range deps {
+		if d.Kind == KindPackage || covered(d) {
+			continue
+		}
+		if d.Kind == KindFile && target.Kind != KindFile {
+			continue // a dependency on a whole module through an import: its used members are listed
+		}
+		units = append(units, d)
+	}
+	order := g.depOrder(units)
+	order = append(order, target)
+
+	var b strings.Builder
+	files := map[string][]byte{}
+	read := func(p string) ([]byte, error) {
+		if src, ok := files[p]; ok {
+			return src, nil
+		}
+		src, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, fmt.Errorf("slice %s: %w", p, err)
+		}
+		files[p] = src
+		return src, nil
+	}
+	seenImp := map[string]bool{}
+	for _, n := range order {
+		src, err := read(n.Path)
+		if err != nil {
+			return nil, err
+		}
+		if n.Kind == KindFile {
+			continue
+		}
+		for _, im := range g.imports[n.Path] {
+			if !im.external || int(im.end) > len(src) {
+				continue
+			}
+			line := strings.TrimSpace(string(src[im.start:im.end]))
+			if !seenImp[line] {
+				seenImp[line] = true
+				b.WriteString(line)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	if len(seenImp) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, n := range order {
+		src, err := read(n.Path)
+		if err != nil {
+			return nil, err
+		}
+		if n.EndByte > len(src) {
+			return nil, fmt.Errorf("slice %s: file changed since it was indexed (re-index it)", n.Path)
+		}
+		comment := "#"
+		if n.Language != "python" && n.Language != "" {
+			comment = "//"
+		}
+		fmt.Fprintf(&b, "%s %s:%d-%d %s\n", comment, n.Path, n.StartLine, n.EndLine, n.QualName)
+		code := src[n.StartByte:n.EndByte]
+		if n.Kind != KindFile {
+			// Start at the beginning of the line so indentation stays consistent.
+			ls := n.StartByte
+			for ls > 0 && src[ls-1] != '\n' && (src[ls-1] == ' ' || src[ls-1] == '\t') {
+				ls--
+			}
+			code = dedent(src[ls:n.EndByte])
+		}
+		b.Write(code)
+		b.WriteString("\n\n")
+	}
+	env := map[string]string{}
+	for _, n := range order {
+		for _, d := range g.descendants(n.ID) {
+			for _, name := range g.envNames[d] {
+				env[name] = g.envVals[name]
+			}
+		}
+	}
+	return &Slice{Target: id, Nodes: order, Code: b.String(), Env: env}, nil
+}
+
+// depOrder orders nodes so that each comes after the nodes it needs (a DFS
+// post-order along dependency edges); cycles are broken by source order.
+func (g *Graph) depOrder(units []*Node) []*Node {
+	unitOf := map[string]string{} // any node in a unit → the unit's ID
+	for _, u := range units {
+		for _, d := range g.descendants(u.ID) {
+			unitOf[d] = u.ID
+		}
+	}
+	state := map[string]int{} // 1 visiting, 2 done
+	var out []*Node
+	var visit func(u *Node)
+	visit = func(u *Node) {
+		if state[u.ID] != 0 {
+			return
+		}
+		state[u.ID] = 1
+		var next []*Node
+		for _, d := range g.descendants(u.ID) {
+			for _, e := range g.Out(d, depKinds...) {
+				tgt := e.To
+				if n := g.byID[tgt]; n != nil && n.Kind == KindMethod {
+					if _, ok := unitOf[tgt]; !ok {
+						tgt = n.Parent
+					}
+				}
+				if uid, ok := unitOf[tgt]; ok && uid != u.ID {
+					next = append(next, g.byID[uid])
+				}
+			}
+		}
+		sortNodes(next)
+		for _, n := range next {
+			visit(n)
+		}
+		state[u.ID] = 2
+		out = append(out, u)
+	}
+	for _, u := range units {
+		visit(u)
+	}
+	return out
+}
+
+// dedent removes the common leading white space of all non-blank lines.
+func dedent(b []byte) []byte {
+	lines := strings.Split(string(b), "\n")
+	prefix := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, " \t"))
+		if prefix < 0 || n < prefix {
+			prefix = n
+		}
+	}
+	if prefix <= 0 {
+		return b
+	}
+	for i, l := range lines {
+		if len(l) >= prefix {
+			lines[i] = l[prefix:]
+		} else {
+			lines[i] = strings.TrimLeft(l, " \t")
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// sortNodes orders nodes by path, then position, packages last by name.
+func sortNodes(ns []*Node) {
+	sort.Slice(ns, func(i, j int) bool {
+		a, b := ns[i], ns[j]
+		if (a.Path == "") != (b.Path == "") {
+			return a.Path != ""
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.StartByte != b.StartByte {
+			return a.StartByte < b.StartByte
+		}
+		if a.Kind != b.Kind {
+			return a.Kind == KindFile
+		}
+		return a.ID < b.ID
+	})
+}
+
+// elapsed is a small helper for reports.
+func elapsed(start time.Time) time.Duration { return time.Since(start) }

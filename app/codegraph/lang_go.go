@@ -1,0 +1,78 @@
+package codegraph
+
+import (
+	"path"
+	"strings"
+
+	"github.com/smacker/go-tree-sitter/golang"
+)
+
+// goQuery extracts Go functions, methods (with receiver type and variable),
+// struct and interface types, calls, composite literals, embedded types,
+// imports and os.Getenv reads.
+const goQuery = `
+(function_declaration name: (identifier) @name body: (block)? @body) @def.function
+(method_declaration
+  receiver: (parameter_list (parameter_declaration name: (identifier)? @receiver.name type: (_) @receiver))
+  name: (field_identifier) @name body: (block)? @body) @def.method
+(type_spec name: (type_identifier) @name type: (struct_type) @body) @def.class
+(type_spec name: (type_identifier) @name type: (interface_type) @body) @def.class
+
+(call_expression function: (identifier) @name) @ref.call
+(call_expression function: (selector_expression operand: (_) @object field: (field_identifier) @name)) @ref.call
+
+(composite_literal type: (type_identifier) @name) @ref.use
+(composite_literal type: (qualified_type package: (package_identifier) @object name: (type_identifier) @name)) @ref.use
+(argument_list (identifier) @name) @ref.use
+(argument_list (selector_expression operand: (identifier) @object field: (field_identifier) @name)) @ref.use
+
+(field_declaration_list (field_declaration !name type: (type_identifier) @name) @ref.inherit)
+(field_declaration_list (field_declaration !name type: (pointer_type (type_identifier) @name)) @ref.inherit)
+
+(import_spec name: (_)? @alias path: (interpreted_string_literal) @module) @import
+
+(call_expression function: (selector_expression) @object arguments: (argument_list . (interpreted_string_literal) @name)) @env
+`
+
+// newGo returns the Go language rules: a package is a directory, imported by
+// the module path (from go.mod) joined with the directory.
+func newGo() *language {
+	return &language{
+		name:        "go",
+		family:      "go",
+		exts:        []string{".go"},
+		grammar:     golang.GetLanguage,
+		query:       goQuery,
+		builtins:    setOf(goBuiltins),
+		envObjects:  setOf("os.Getenv os.LookupEnv"),
+		docComments: true,
+		moduleKeys:  goModuleKeys,
+		importKeys:  func(_ *projectInfo, _ string, module string) []string { return []string{module} },
+		packageName: func(module string) string { return module },
+		qualSep:     ".",
+	}
+}
+
+const goBuiltins = `append cap clear close complex copy delete imag len make max min new panic print println
+real recover bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string
+uint uint8 uint16 uint32 uint64 uintptr any comparable`
+
+// goModuleKeys names a Go file's package by import path.
+func goModuleKeys(pi *projectInfo, rel string) []string {
+	dir := path.Dir(rel)
+	if dir == "." {
+		dir = ""
+	}
+	mod, mdir, ok := pi.goModuleFor(rel)
+	if !ok {
+		if dir == "" {
+			return []string{"."}
+		}
+		return []string{dir}
+	}
+	sub := strings.TrimPrefix(strings.TrimPrefix(dir, mdir), "/")
+	if sub == "" {
+		return []string{mod}
+	}
+	return []string{mod + "/" + sub}
+}

@@ -1,0 +1,152 @@
+package codegraph
+
+import (
+	"path"
+	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/javascript"
+	"github.com/smacker/go-tree-sitter/typescript/tsx"
+	"github.com/smacker/go-tree-sitter/typescript/typescript"
+)
+
+// jsCommonQuery holds the patterns JavaScript and TypeScript share.
+const jsCommonQuery = `
+(function_declaration name: (identifier) @name body: (statement_block) @body) @def.function
+(generator_function_declaration name: (identifier) @name body: (statement_block) @body) @def.function
+(method_definition name: (property_identifier) @name body: (statement_block) @body) @def.function
+(variable_declarator name: (identifier) @name value: (arrow_function body: (_) @body)) @def.function
+(variable_declarator name: (identifier) @name value: (function_expression body: (_) @body)) @def.function
+
+(call_expression function: (identifier) @name) @ref.call
+(call_expression function: (member_expression object: (_) @object property: (property_identifier) @name)) @ref.call
+(new_expression constructor: (identifier) @name) @ref.call
+(new_expression constructor: (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.call
+(arguments (identifier) @name) @ref.use
+
+(import_statement (import_clause (identifier) @alias @default) source: (string) @module) @import
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
+(import_statement (import_clause (namespace_import (identifier) @alias)) source: (string) @module) @import
+(import_statement source: (string) @module) @import
+(variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
+(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
+
+(export_statement "default" (function_declaration name: (identifier) @name)) @export.default
+(export_statement "default" (identifier) @name) @export.default
+
+(member_expression object: (member_expression) @object property: (property_identifier) @name) @env
+(subscript_expression object: (member_expression) @object index: (string) @name) @env
+`
+
+const jsQuery = jsCommonQuery + `
+(class_declaration name: (identifier) @name body: (class_body) @body) @def.class
+(class_heritage (identifier) @name) @ref.inherit
+(class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
+(export_statement "default" (class_declaration name: (identifier) @name)) @export.default
+`
+
+const tsQuery = jsCommonQuery + `
+(class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
+(abstract_class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
+(interface_declaration name: (type_identifier) @name body: (_) @body) @def.class
+(extends_clause value: (identifier) @name) @ref.inherit
+(implements_clause (type_identifier) @name) @ref.inherit
+(extends_type_clause type: (type_identifier) @name) @ref.inherit
+(type_annotation (type_identifier) @name) @ref.use
+(export_statement "default" (class_declaration name: (type_identifier) @name)) @export.default
+`
+
+func newJSLike(name string, exts []string, grammar func() *sitter.Language, q string) *language {
+	return &language{
+		name:        name,
+		family:      "js",
+		exts:        exts,
+		grammar:     grammar,
+		query:       q,
+		selfNames:   []string{"this"},
+		builtins:    setOf(jsBuiltins),
+		envObjects:  setOf("process.env"),
+		importFns:   setOf("require"),
+		docComments: true,
+		moduleKeys:  jsModuleKeys,
+		importKeys:  jsImportKeys,
+		packageName: jsPackageName,
+		qualSep:     ":",
+	}
+}
+
+// newJavaScript returns the JavaScript rules.
+func newJavaScript() *language {
+	return newJSLike("javascript", []string{".js", ".mjs", ".cjs", ".jsx"}, javascript.GetLanguage, jsQuery)
+}
+
+// newTypeScript returns the TypeScript rules.
+func newTypeScript() *language {
+	return newJSLike("typescript", []string{".ts", ".mts", ".cts"}, typescript.GetLanguage, tsQuery)
+}
+
+// newTSX returns the TSX rules.
+func newTSX() *language {
+	return newJSLike("tsx", []string{".tsx"}, tsx.GetLanguage, tsQuery)
+}
+
+const jsBuiltins = `require console parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout
+clearInterval Promise Array Object String Number Boolean Symbol Map Set WeakMap WeakSet Error TypeError
+RangeError JSON Math Date RegExp encodeURIComponent decodeURIComponent fetch structuredClone BigInt`
+
+var jsExts = []string{".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts"}
+
+// jsModuleKeys names a JS/TS file by its path without extension; an index
+// file also names its directory.
+func jsModuleKeys(_ *projectInfo, rel string) []string {
+	p := rel
+	for _, e := range jsExts {
+		if strings.HasSuffix(p, e) {
+			p = strings.TrimSuffix(p, e)
+			break
+		}
+	}
+	keys := []string{p}
+	if path.Base(p) == "index" {
+		d := path.Dir(p)
+		if d == "." {
+			d = ""
+		}
+		keys = append(keys, d)
+	}
+	return keys
+}
+
+// jsImportKeys resolves relative specifiers against the importing file.
+func jsImportKeys(_ *projectInfo, rel string, module string) []string {
+	if !strings.HasPrefix(module, "./") && !strings.HasPrefix(module, "../") && module != "." && module != ".." {
+		return nil
+	}
+	k := path.Join(path.Dir(rel), module)
+	if k == "." {
+		k = ""
+	}
+	if strings.HasPrefix(k, "../") || k == ".." {
+		return nil
+	}
+	keys := []string{}
+	for _, e := range jsExts {
+		if strings.HasSuffix(k, e) {
+			keys = append(keys, strings.TrimSuffix(k, e))
+			break
+		}
+	}
+	return append(keys, k, path.Join(k, "index"))
+}
+
+// jsPackageName is the npm package a bare specifier names.
+func jsPackageName(module string) string {
+	if strings.HasPrefix(module, ".") || strings.HasPrefix(module, "/") {
+		return ""
+	}
+	parts := strings.Split(module, "/")
+	if strings.HasPrefix(module, "@") && len(parts) > 1 {
+		return parts[0] + "/" + parts[1]
+	}
+	return parts[0]
+}

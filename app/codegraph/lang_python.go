@@ -1,0 +1,184 @@
+package codegraph
+
+import (
+	"path"
+	"strings"
+
+	"github.com/smacker/go-tree-sitter/python"
+)
+
+// pythonQuery extracts definitions, docstrings, calls, uses, base classes,
+// imports and environment reads from Python.
+const pythonQuery = `
+(class_definition name: (identifier) @name body: (block) @body) @def.class
+(function_definition name: (identifier) @name body: (block) @body) @def.function
+
+(class_definition body: (block . (expression_statement (string) @doc))) @doc.owner
+(function_definition body: (block . (expression_statement (string) @doc))) @doc.owner
+
+(call function: (identifier) @name) @ref.call
+(call function: (attribute object: (_) @object attribute: (identifier) @name)) @ref.call
+
+(class_definition superclasses: (argument_list (identifier) @name)) @ref.inherit
+(class_definition superclasses: (argument_list (attribute object: (_) @object attribute: (identifier) @name))) @ref.inherit
+
+(argument_list (identifier) @name) @ref.use
+(argument_list (attribute object: (identifier) @object attribute: (identifier) @name)) @ref.use
+(keyword_argument value: (identifier) @name) @ref.use
+(assignment right: (identifier) @name) @ref.use
+(return_statement (identifier) @name) @ref.use
+(decorator (identifier) @name) @ref.use
+(type (identifier) @name) @ref.use
+(except_clause (identifier) @name) @ref.use
+
+(import_statement name: (dotted_name) @module) @import
+(import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
+(import_from_statement module_name: (_) @module name: (dotted_name) @name) @import
+(import_from_statement module_name: (_) @module name: (aliased_import name: (dotted_name) @name alias: (identifier) @alias)) @import
+(import_from_statement module_name: (_) @module (wildcard_import) @wildcard) @import
+
+(subscript value: (_) @object subscript: (string) @name) @env
+(call function: (_) @object arguments: (argument_list . (string) @name)) @env
+`
+
+// newPython returns the Python language rules.
+func newPython() *language {
+	return &language{
+		name:      "python",
+		family:    "python",
+		exts:      []string{".py", ".pyi"},
+		grammar:   python.GetLanguage,
+		query:     pythonQuery,
+		selfNames: []string{"self", "cls"},
+		builtins:  setOf(pythonBuiltins),
+		envObjects: setOf("os.environ os.environ.get os.getenv getenv environ environ.get " +
+			"os.environ.setdefault os.environb"),
+		cleanDoc:    cleanPyDoc,
+		moduleKeys:  pyModuleKeys,
+		importKeys:  pyImportKeys,
+		packageName: pyPackageName,
+		qualSep:     ".",
+	}
+}
+
+const pythonBuiltins = `ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup
+BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError ConnectionAbortedError
+ConnectionError ConnectionRefusedError ConnectionResetError DeprecationWarning EOFError Ellipsis
+EncodingWarning EnvironmentError Exception ExceptionGroup FileExistsError FileNotFoundError
+FloatingPointError FutureWarning GeneratorExit IOError ImportError ImportWarning IndentationError
+IndexError InterruptedError IsADirectoryError KeyError KeyboardInterrupt LookupError MemoryError
+ModuleNotFoundError NameError NotADirectoryError NotImplemented NotImplementedError OSError
+OverflowError PendingDeprecationWarning PermissionError ProcessLookupError RecursionError
+ReferenceError ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration StopIteration
+SyntaxError SyntaxWarning SystemError SystemExit TabError TimeoutError TypeError UnboundLocalError
+UnicodeDecodeError UnicodeEncodeError UnicodeError UnicodeTranslateError UnicodeWarning UserWarning
+ValueError Warning ZeroDivisionError abs aiter all anext any ascii bin bool breakpoint bytearray
+bytes callable chr classmethod compile complex copyright credits delattr dict dir divmod enumerate
+eval exec exit filter float format frozenset getattr globals hasattr hash help hex id input int
+isinstance issubclass iter len license list locals map max memoryview min next object oct open ord
+pow print property quit range repr reversed round set setattr slice sorted staticmethod str sum
+super tuple type vars zip __import__`
+
+// setOf splits s on white space into a set.
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(s) {
+		m[f] = true
+	}
+	return m
+}
+
+// cleanPyDoc strips quotes and common indentation from a docstring literal.
+func cleanPyDoc(s string) string {
+	s = strings.TrimLeft(s, "rRbBuUfF")
+	for _, q := range []string{`"""`, `'''`, `"`, `'`} {
+		if strings.HasPrefix(s, q) && strings.HasSuffix(s, q) && len(s) >= 2*len(q) {
+			s = s[len(q) : len(s)-len(q)]
+			break
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	s = strings.Join(lines, "\n")
+	if len(s) > 2000 {
+		s = s[:2000]
+	}
+	return s
+}
+
+// pyModuleKeys names a Python file as a dotted module. Leading directories
+// without __init__.py may be source roots (src/, scripts/), so the module is
+// also registered with them stripped.
+func pyModuleKeys(pi *projectInfo, rel string) []string {
+	p := strings.TrimSuffix(strings.TrimSuffix(rel, ".py"), ".pyi")
+	parts := strings.Split(p, "/")
+	if parts[len(parts)-1] == "__init__" {
+		parts = parts[:len(parts)-1]
+		if len(parts) == 0 {
+			return []string{""}
+		}
+	}
+	keys := []string{strings.Join(parts, ".")}
+	dir := ""
+	for i := 0; i < len(parts)-1; i++ {
+		dir = path.Join(dir, parts[i])
+		if pi.initDirs[dir] {
+			break
+		}
+		keys = append(keys, strings.Join(parts[i+1:], "."))
+	}
+	return keys
+}
+
+// pyImportKeys turns an import into candidate module keys: relative imports
+// are resolved against the importing file's package.
+func pyImportKeys(pi *projectInfo, rel string, module string) []string {
+	if !strings.HasPrefix(module, ".") {
+		return []string{module}
+	}
+	n := len(module) - len(strings.TrimLeft(module, "."))
+	rest := module[n:]
+	// The importing module's package, as a path.
+	pkg := path.Dir(rel)
+	if pkg == "." {
+		pkg = ""
+	}
+	for i := 1; i < n; i++ {
+		if pkg == "" {
+			return nil // beyond the top-level package
+		}
+		pkg = path.Dir(pkg)
+		if pkg == "." {
+			pkg = ""
+		}
+	}
+	var key string
+	if pkg != "" {
+		key = strings.ReplaceAll(pkg, "/", ".")
+	}
+	if rest != "" {
+		if key != "" {
+			key += "."
+		}
+		key += rest
+	}
+	return []string{key}
+}
+
+// pyPackageName is the top-level name of an absolute import, normalised the
+// way requirement names are ("-" and "." → "_", lower case).
+func pyPackageName(module string) string {
+	if strings.HasPrefix(module, ".") {
+		return ""
+	}
+	top, _, _ := strings.Cut(module, ".")
+	return normPyName(top)
+}
+
+// normPyName normalises a distribution or module name for comparison.
+func normPyName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.NewReplacer("-", "_", ".", "_").Replace(s)
+}

@@ -1,0 +1,550 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxFileSize is the size above which a source file is skipped.
+const DefaultMaxFileSize = 1 << 20
+
+// Options control indexing.
+type Options struct {
+	MaxFileSize int64               // files larger than this are skipped (default DefaultMaxFileSize)
+	Workers     int                 // parallel parsers (default: number of CPUs)
+	Progress    func(done, total int) // called as files are processed, from one goroutine
+	NoCache     bool                // neither read nor write the graph cache
+	// Store, when set, is the cache store to use (kept open by the caller);
+	// otherwise the project's store is opened briefly when needed.
+	Store BlobStore
+	// Logger receives debug and warning logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Report describes the last indexing run.
+type Report struct {
+	Root     string        `json:"root"`
+	Stats    Stats         `json:"stats"`
+	Parsed   int           `json:"parsed"` // files parsed in this run
+	Cached   int           `json:"cached"` // files taken from the cache unchanged
+	Problems []Problem     `json:"problems"`
+	Skipped  int           `json:"skipped"` // problems that kept a file out of the graph
+	CacheErr string        `json:"cache_error,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Project is an indexed project folder: the current graph plus what is needed
+// to update it incrementally. Methods are safe for concurrent use; updates
+// are serialised.
+type Project struct {
+	root   string
+	opts   Options
+	log    *slog.Logger
+	langs  []*language
+	byExt  map[string]*language
+	byName map[string]*language
+
+	mu       sync.Mutex // guards the fields below and serialises updates
+	files    map[string]*fileData
+	problems map[string]Problem
+	info     *projectInfo
+	report   Report
+	closed   bool
+
+	graph atomic.Pointer[Graph]
+}
+
+// Open indexes the project at root: it walks the folder, reuses cached parse
+// results for unchanged files, parses the rest in parallel and builds the
+// graph. Cancelling ctx stops it with ctx's error.
+func Open(ctx context.Context, root string, opts Options) (*Project, error) {
+	start := time.Now()
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", root, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("open %s: not a directory", root)
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.NumCPU()
+	}
+	p := &Project{root: abs, opts: opts, log: opts.Logger, langs: registry(), files: map[string]*fileData{}}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	p.byExt = langByExt(p.langs)
+	p.byName = map[string]*language{}
+	for _, l := range p.langs {
+		p.byName[l.name] = l
+	}
+	if err := p.index(ctx, start); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Graph returns the current graph snapshot.
+func (p *Project) Graph() *Graph { return p.graph.Load() }
+
+// Root returns the absolute project root.
+func (p *Project) Root() string { return p.root }
+
+// Report returns the report of the last index or update.
+func (p *Project) Report() Report {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.report
+	r.Problems = append([]Problem(nil), r.Problems...)
+	return r
+}
+
+// Close releases the project. The last graph stays readable.
+func (p *Project) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return nil
+}
+
+// job is one file to process.
+type job struct {
+	wf     walkFile
+	cached *fileData
+}
+
+// result of processing one file.
+type result struct {
+	fd      *fileData
+	problem *Problem // nil when none
+	parsed  bool
+}
+
+// index runs a full (re-)index.
+func (p *Project) index(ctx context.Context, start time.Time) error {
+	wr, err := walk(ctx, p.root, p.opts.MaxFileSize, p.byExt)
+	if err != nil {
+		return err
+	}
+	cached, cacheErr := p.loadCache()
+	fullSave := cached == nil
+	jobs := make([]job, len(wr.files))
+	for i, wf := range wr.files {
+		jobs[i] = job{wf: wf, cached: cached[wf.rel]}
+	}
+	results, err := p.process(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.info = wr.info
+	p.files = map[string]*fileData{}
+	p.problems = map[string]Problem{}
+	for _, pr := range wr.problems {
+		p.problems[pr.Path] = pr
+	}
+	parsed, reused := 0, 0
+	puts := map[string]*fileData{}
+	for _, r := range results {
+		if r.problem != nil {
+			p.problems[r.problem.Path] = *r.problem
+		}
+		if r.fd == nil {
+			continue
+		}
+		p.files[r.fd.Path] = r.fd
+		if r.parsed {
+			parsed++
+		} else {
+			reused++
+		}
+		if c := cached[r.fd.Path]; c != r.fd {
+			puts[r.fd.Path] = r.fd
+		}
+	}
+	var deletes []string
+	for k := range cached {
+		if _, ok := p.files[k]; !ok {
+			deletes = append(deletes, k)
+		}
+	}
+	if cacheErr == nil && (len(puts) > 0 || len(deletes) > 0 || fullSave) {
+		cacheErr = p.saveCache(puts, deletes, fullSave)
+	}
+	g := p.buildLocked()
+	p.graph.Store(g)
+	p.report = Report{Root: p.root, Stats: g.stats, Parsed: parsed, Cached: reused, Duration: time.Since(start)}
+	if cacheErr != nil {
+		p.report.CacheErr = cacheErr.Error()
+		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
+	}
+	p.fillProblemsLocked()
+	return nil
+}
+
+func (p *Project) fillProblemsLocked() {
+	p.report.Problems = p.report.Problems[:0]
+	p.report.Skipped = 0
+	for _, pr := range p.problems {
+		p.report.Problems = append(p.report.Problems, pr)
+		if pr.Skipped {
+			p.report.Skipped++
+		}
+	}
+	sort.Slice(p.report.Problems, func(i, j int) bool { return p.report.Problems[i].Path < p.report.Problems[j].Path })
+}
+
+// buildLocked builds a graph from the current files.
+func (p *Project) buildLocked() *Graph {
+	env := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(p.root, ".env")); err == nil {
+		env = parseDotEnv(b)
+	}
+	return build(buildInput{root: p.root, files: p.files, langs: p.byName, info: p.info, env: env})
+}
+
+// process reads and parses jobs with opts.Workers goroutines.
+func (p *Project) process(ctx context.Context, jobs []job) ([]result, error) {
+	results := make([]result, len(jobs))
+	var next atomic.Int64
+	var done atomic.Int64
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := min(p.opts.Workers, max(len(jobs), 1))
+	var wg sync.WaitGroup
+	progress := make(chan struct{}, len(jobs))
+	var progWG sync.WaitGroup
+	if p.opts.Progress != nil {
+		progWG.Add(1)
+		go func() {
+			defer progWG.Done()
+			n := 0
+			for range progress {
+				n++
+				p.opts.Progress(n, len(jobs))
+			}
+		}()
+	}
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			exts := map[*language]*extractor{}
+			defer func() {
+				for _, e := range exts {
+					e.Close()
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || ctx.Err() != nil {
+					return
+				}
+				r, err := p.processOne(ctx, jobs[i], exts)
+				if err != nil {
+					errs[w] = err
+					cancel()
+					return
+				}
+				results[i] = r
+				done.Add(1)
+				if p.opts.Progress != nil {
+					progress <- struct{}{}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(progress)
+	progWG.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// processOne turns one file into fileData, reusing the cached entry when the
+// file's size and mtime (or, failing that, its content hash) are unchanged.
+// Only cancellation and internal errors are returned; file problems become
+// a Problem in the result.
+func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*extractor) (result, error) {
+	wf := j.wf
+	c := j.cached
+	if c != nil && c.Size == wf.size && c.ModTime == wf.modTime && c.Lang == langName(wf.lang) {
+		return result{fd: c, problem: cachedProblem(c)}, nil
+	}
+	src, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(wf.rel)))
+	if err != nil {
+		reason := "unreadable: " + errReason(err)
+		if errors.Is(err, fs.ErrNotExist) {
+			reason = "deleted during the index"
+		}
+		return result{problem: &Problem{Path: wf.rel, Reason: reason, Skipped: true}}, nil
+	}
+	if int64(len(src)) > p.opts.MaxFileSize {
+		return result{problem: &Problem{Path: wf.rel, Reason: fmt.Sprintf("too big: %d bytes (limit %d)", len(src), p.opts.MaxFileSize), Skipped: true}}, nil
+	}
+	if isBinary(src) {
+		return result{problem: &Problem{Path: wf.rel, Reason: "binary content (NUL bytes)", Skipped: true}}, nil
+	}
+	h := fnv.New64a()
+	h.Write(src)
+	sum := h.Sum64()
+	if c != nil && c.Sum == sum && c.Size == int64(len(src)) && c.Lang == langName(wf.lang) {
+		cp := *c
+		cp.ModTime = wf.modTime
+		return result{fd: &cp, problem: cachedProblem(&cp)}, nil
+	}
+	fd := &fileData{Path: wf.rel, Lang: langName(wf.lang), Size: int64(len(src)), ModTime: wf.modTime, Sum: sum}
+	if wf.lang == nil {
+		fd.Eco = wf.eco
+		fd.Lines = bytes.Count(src, []byte{'\n'})
+		pk, err := parseManifest(wf.rel, src)
+		if err != nil {
+			return result{fd: fd, problem: &Problem{Path: wf.rel, Reason: "unparsable manifest: " + err.Error()}, parsed: true}, nil
+		}
+		fd.Packages = pk
+		return result{fd: fd, parsed: true}, nil
+	}
+	ex := exts[wf.lang]
+	if ex == nil {
+		ex, err = newExtractor(wf.lang)
+		if err != nil {
+			return result{}, err
+		}
+		exts[wf.lang] = ex
+	}
+	if err := ex.extract(ctx, src, fd); err != nil {
+		if ctx.Err() != nil {
+			return result{}, ctx.Err()
+		}
+		return result{problem: &Problem{Path: wf.rel, Reason: "parse failed: " + err.Error(), Skipped: true}}, nil
+	}
+	return result{fd: fd, problem: cachedProblem(fd), parsed: true}, nil
+}
+
+// cachedProblem returns the caveat recorded for an indexed file, if any.
+func cachedProblem(fd *fileData) *Problem {
+	var rs []string
+	if fd.BadUTF8 {
+		rs = append(rs, "invalid UTF-8 (indexed; names shown with replacement characters)")
+	}
+	if fd.Syntax {
+		rs = append(rs, "syntax errors (indexed what parses)")
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	return &Problem{Path: fd.Path, Reason: strings.Join(rs, "; ")}
+}
+
+func langName(l *language) string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
+
+// isBinary reports NUL bytes in the first 8 KiB.
+func isBinary(src []byte) bool {
+	return bytes.IndexByte(src[:min(len(src), 8192)], 0) >= 0
+}
+
+// relPath turns a path (absolute, or relative to the root) into a clean
+// slash-separated path relative to the root; ok=false when outside.
+func (p *Project) relPath(pth string) (string, bool) {
+	if !filepath.IsAbs(pth) {
+		pth = filepath.Join(p.root, pth)
+	}
+	r, err := filepath.Rel(p.root, filepath.Clean(pth))
+	if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
+
+// UpdateFiles re-reads the given files (absolute or root-relative paths) and
+// returns the new graph: changed files are re-parsed, deleted ones removed,
+// new ones added; unchanged content is not re-parsed. Paths outside the
+// project, ignored or of unsupported type are skipped.
+func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, error) {
+	start := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("update files: project is closed")
+	}
+	var jobs []job
+	removed := map[string]bool{}
+	for _, raw := range paths {
+		rel, ok := p.relPath(raw)
+		if !ok {
+			continue
+		}
+		wf, keep, gone := p.classify(rel)
+		if gone {
+			if _, had := p.files[rel]; had {
+				removed[rel] = true
+			}
+			delete(p.problems, rel)
+			continue
+		}
+		if !keep {
+			continue
+		}
+		jobs = append(jobs, job{wf: wf, cached: p.files[rel]})
+	}
+	results, err := p.process(ctx, jobs)
+	if err != nil {
+		return nil, fmt.Errorf("update files: %w", err)
+	}
+	changed := len(removed) > 0
+	puts := map[string]*fileData{}
+	parsed := 0
+	for i, r := range results {
+		rel := jobs[i].wf.rel
+		delete(p.problems, rel)
+		if r.problem != nil {
+			p.problems[rel] = *r.problem
+		}
+		if r.fd == nil {
+			if _, had := p.files[rel]; had {
+				removed[rel] = true
+				changed = true
+			}
+			continue
+		}
+		if old := p.files[rel]; old == nil || old.Sum != r.fd.Sum || old.Size != r.fd.Size {
+			changed = true
+		}
+		if r.parsed {
+			parsed++
+		}
+		p.files[rel] = r.fd
+		puts[rel] = r.fd
+	}
+	var deletes []string
+	for rel := range removed {
+		delete(p.files, rel)
+		deletes = append(deletes, rel)
+	}
+	var cacheErr error
+	if len(puts) > 0 || len(deletes) > 0 {
+		cacheErr = p.saveCache(puts, deletes, false)
+	}
+	g := p.graph.Load()
+	if changed {
+		g = p.buildLocked()
+		p.graph.Store(g)
+	}
+	p.report.Stats = g.stats
+	p.report.Parsed = parsed
+	p.report.Cached = len(p.files) - parsed
+	p.report.Duration = time.Since(start)
+	p.report.CacheErr = ""
+	if cacheErr != nil {
+		p.report.CacheErr = cacheErr.Error()
+		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
+	}
+	p.fillProblemsLocked()
+	return g, nil
+}
+
+// classify decides what to do with one changed path: index it (keep), drop
+// it (gone: deleted, or now a directory/ignored), or leave it (neither).
+func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
+	for _, part := range strings.Split(path.Dir(rel), "/") {
+		if skipDirs[part] {
+			return wf, false, true
+		}
+	}
+	name := path.Base(rel)
+	lang := p.byExt[path.Ext(name)]
+	eco := manifestEco[name]
+	if lang == nil && eco == "" {
+		return wf, false, false
+	}
+	abs := filepath.Join(p.root, filepath.FromSlash(rel))
+	st, err := os.Lstat(abs)
+	if err != nil {
+		return wf, false, true
+	}
+	if !st.Mode().IsRegular() {
+		return wf, false, true
+	}
+	if p.gitIgnored(rel) {
+		return wf, false, true
+	}
+	if st.Size() > p.opts.MaxFileSize {
+		p.problems[rel] = Problem{Path: rel, Reason: fmt.Sprintf("too big: %d bytes (limit %d)", st.Size(), p.opts.MaxFileSize), Skipped: true}
+		return wf, false, true
+	}
+	if name == "go.mod" {
+		if b, err := os.ReadFile(abs); err == nil {
+			if m := goModulePath(b); m != "" {
+				d := path.Dir(rel)
+				if d == "." {
+					d = ""
+				}
+				p.info.goModules[d] = m
+			}
+		}
+	}
+	if name == "__init__.py" {
+		d := path.Dir(rel)
+		if d == "." {
+			d = ""
+		}
+		p.info.initDirs[d] = true
+	}
+	return walkFile{rel: rel, size: st.Size(), modTime: st.ModTime().UnixNano(), lang: lang, eco: eco}, true, false
+}
+
+// gitIgnored checks rel against the .gitignore files on its way from the root.
+func (p *Project) gitIgnored(rel string) bool {
+	w := &walker{root: p.root}
+	var levels []ignoreLevel
+	dir := ""
+	parts := strings.Split(rel, "/")
+	for i := 0; i < len(parts); i++ {
+		if gi, err := compileIgnore(filepath.Join(p.root, filepath.FromSlash(dir), ".gitignore")); err == nil {
+			levels = append(levels, ignoreLevel{dir: dir, gi: gi})
+		}
+		if i == len(parts)-1 {
+			break
+		}
+		dir = path.Join(dir, parts[i])
+		if w.ignored(levels, dir, true) {
+			return true
+		}
+	}
+	return w.ignored(levels, rel, false)
+}

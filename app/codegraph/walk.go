@@ -1,0 +1,234 @@
+package codegraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	ignore "github.com/sabhiram/go-gitignore"
+)
+
+// skipDirs are never walked: version control, virtual environments,
+// dependencies, caches, build output and CodeLoom's own data.
+var skipDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".venv": true, "venv": true, "node_modules": true,
+	"__pycache__": true, ".mypy_cache": true, ".pytest_cache": true, ".tox": true, ".ruff_cache": true,
+	"build": true, "dist": true, "target": true, ".codeloom": true, ".idea": true, ".vscode": true,
+}
+
+// manifestEco maps manifest file names to their package ecosystem.
+var manifestEco = map[string]string{
+	"requirements.txt": "pypi", "pyproject.toml": "pypi", "go.mod": "go", "package.json": "npm",
+}
+
+// Problem is a file that could not be indexed (Skipped) or was indexed with
+// a caveat (syntax errors, invalid UTF-8).
+type Problem struct {
+	Path    string `json:"path"`
+	Reason  string `json:"reason"`
+	Skipped bool   `json:"skipped"`
+}
+
+// walkFile is one file the walk selected.
+type walkFile struct {
+	rel     string
+	size    int64
+	modTime int64
+	lang    *language // nil for manifests
+	eco     string    // manifest ecosystem
+}
+
+// walkResult is what a walk of the project found.
+type walkResult struct {
+	files    []walkFile
+	problems []Problem
+	info     *projectInfo
+}
+
+type ignoreLevel struct {
+	dir string // rel dir of the .gitignore, "" for root
+	gi  *ignore.GitIgnore
+}
+
+// walker walks one project root.
+type walker struct {
+	root    string
+	maxSize int64
+	byExt   map[string]*language
+	res     *walkResult
+	visited map[string]bool // real paths of walked dirs (loop guard)
+}
+
+// walk lists the files to index under root.
+func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*language) (*walkResult, error) {
+	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[string]bool{},
+		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
+	if err := w.dir(ctx, "", nil); err != nil {
+		return nil, err
+	}
+	return w.res, nil
+}
+
+func (w *walker) abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
+
+func (w *walker) ignored(levels []ignoreLevel, rel string, isDir bool) bool {
+	for _, l := range levels {
+		sub := rel
+		if l.dir != "" {
+			if !strings.HasPrefix(rel, l.dir+"/") {
+				continue
+			}
+			sub = rel[len(l.dir)+1:]
+		}
+		if l.gi.MatchesPath(sub) || (isDir && l.gi.MatchesPath(sub+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walker) problem(rel, reason string, skipped bool) {
+	w.res.problems = append(w.res.problems, Problem{Path: rel, Reason: reason, Skipped: skipped})
+}
+
+func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	abs := w.abs(rel)
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		if w.visited[real] {
+			w.problem(rel, "directory loop (already walked)", true)
+			return nil
+		}
+		w.visited[real] = true
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		if rel == "" {
+			return fmt.Errorf("walk %s: %w", w.root, err)
+		}
+		w.problem(rel, "unreadable directory: "+errReason(err), true)
+		return nil
+	}
+	if gi, err := ignore.CompileIgnoreFile(filepath.Join(abs, ".gitignore")); err == nil {
+		levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
+	}
+	for _, e := range entries {
+		if e.Name() == "__init__.py" {
+			w.res.info.initDirs[rel] = true
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		crel := path.Join(rel, name)
+		if rel == "" {
+			crel = name
+		}
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			w.symlink(crel)
+			continue
+		}
+		if e.IsDir() {
+			if skipDirs[name] || w.ignored(levels, crel, true) {
+				continue
+			}
+			if err := w.dir(ctx, crel, levels); err != nil {
+				return err
+			}
+			continue
+		}
+		lang := w.byExt[path.Ext(name)]
+		eco := manifestEco[name]
+		if lang == nil && eco == "" {
+			continue
+		}
+		if w.ignored(levels, crel, false) {
+			continue
+		}
+		if !typ.IsRegular() {
+			w.problem(crel, "not a regular file", true)
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				w.problem(crel, "deleted during the walk", true)
+			} else {
+				w.problem(crel, "unreadable: "+errReason(err), true)
+			}
+			continue
+		}
+		if info.Size() > w.maxSize {
+			w.problem(crel, fmt.Sprintf("too big: %d bytes (limit %d)", info.Size(), w.maxSize), true)
+			continue
+		}
+		if name == "go.mod" {
+			w.goMod(rel, crel)
+		}
+		w.res.info.dirs[rel] = true
+		w.res.files = append(w.res.files, walkFile{rel: crel, size: info.Size(), modTime: info.ModTime().UnixNano(), lang: lang, eco: eco})
+	}
+	return nil
+}
+
+// symlink records why a symbolic link is not followed: links are never
+// followed (their target, when inside the project, is indexed at its own path).
+func (w *walker) symlink(rel string) {
+	abs := w.abs(rel)
+	target, err := filepath.EvalSymlinks(abs)
+	switch {
+	case err != nil && errors.Is(err, syscall.ELOOP):
+		w.problem(rel, "symlink loop", true)
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		w.problem(rel, "broken symlink", true)
+	case err != nil:
+		w.problem(rel, "unreadable symlink: "+errReason(err), true)
+	default:
+		realRoot, rerr := filepath.EvalSymlinks(w.root)
+		if rerr != nil {
+			realRoot = w.root
+		}
+		if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			w.problem(rel, "symlink points outside the project (not followed)", true)
+			return
+		}
+		// Inside the project: the target is indexed under its own path. Only
+		// links that look like source are worth listing.
+		if w.byExt[path.Ext(rel)] != nil {
+			w.problem(rel, "symlink inside the project (target indexed at its own path)", true)
+		}
+	}
+}
+
+// goMod reads the module path of a go.mod.
+func (w *walker) goMod(dir, rel string) {
+	b, err := os.ReadFile(w.abs(rel))
+	if err != nil {
+		return
+	}
+	if m := goModulePath(b); m != "" {
+		w.res.info.goModules[dir] = m
+	}
+}
+
+// errReason shortens an error for a report line.
+func errReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// compileIgnore reads one .gitignore file.
+func compileIgnore(file string) (*ignore.GitIgnore, error) {
+	return ignore.CompileIgnoreFile(file)
+}
