@@ -1,0 +1,145 @@
+package llamacpp
+
+// This file is the only place that calls github.com/ollama/ollama/llama (cgo,
+// llama.cpp). Its API is not stable: a different binding is a change to this
+// file alone. Nothing here is safe for concurrent use; Engine serialises.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ollama/ollama/llama"
+)
+
+// backendOnce initialises llama.cpp's process-wide backend once; llama.cpp
+// itself keeps this state globally, so it cannot live in a value.
+var backendOnce sync.Once
+
+// loadParams are the settings of one model load.
+type loadParams struct {
+	ctxLen    int
+	batch     int
+	threads   int
+	noMmap    bool
+	progress  func(float32)
+	kvType    string // "" (f16), "q8_0" or "q4_0"
+	flashAttn bool
+}
+
+// samplerParams are the settings of one generation's sampler chain.
+type samplerParams struct {
+	topK          int
+	topP, minP    float32
+	temp          float32
+	repeatLastN   int
+	repeatPenalty float32
+	seed          uint32
+	grammar       string
+}
+
+// backend is a loaded model with one context and one batch.
+type backend struct {
+	model *llama.Model
+	lctx  *llama.Context
+	batch *llama.Batch
+	size  int // batch capacity
+}
+
+func loadBackend(path string, p loadParams) (*backend, error) {
+	backendOnce.Do(llama.BackendInit)
+	model, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: !p.noMmap, Progress: p.progress})
+	if err != nil {
+		return nil, fmt.Errorf("llama.cpp could not load the model (see log for the reason): %w", err)
+	}
+	lctx, err := llama.NewContextWithModel(model, llama.NewContextParams(p.ctxLen, p.batch, 1, p.threads, p.flashAttn, p.kvType))
+	if err != nil {
+		llama.FreeModel(model)
+		return nil, fmt.Errorf("create context (%d tokens): %w", p.ctxLen, err)
+	}
+	batch, err := llama.NewBatch(p.batch, 1, 0)
+	if err != nil {
+		llama.FreeModel(model)
+		return nil, err
+	}
+	return &backend{model: model, lctx: lctx, batch: batch, size: p.batch}, nil
+}
+
+func (b *backend) free() {
+	if b.batch != nil {
+		b.batch.Free()
+	}
+	// The binding has no llama_free for contexts; freeing the model after
+	// the batch is what it offers (ollama frees contexts the same way).
+	if b.model != nil {
+		llama.FreeModel(b.model)
+	}
+	*b = backend{}
+}
+
+func (b *backend) tokenize(text string, addSpecial bool) ([]int, error) {
+	if text == "" {
+		if addSpecial && b.model.AddBOSToken() {
+			return b.model.Tokenize(" ", true, true)
+		}
+		return nil, nil
+	}
+	return b.model.Tokenize(text, addSpecial, true)
+}
+
+func (b *backend) piece(tok int) string { return b.model.TokenToPiece(tok) }
+func (b *backend) isEOG(tok int) bool   { return b.model.TokenIsEog(tok) }
+func (b *backend) nEmbd() int           { return b.model.NEmbd() }
+func (b *backend) nVocab() int          { return b.model.NumVocab() }
+func (b *backend) clearKV()             { b.lctx.KvCacheClear() }
+
+// decode feeds tokens at positions start… in one batch (len(tokens) ≤ size).
+// Outputs are requested for every token when allOut, else for the last only.
+func (b *backend) decode(tokens []int, start int, allOut bool) error {
+	if len(tokens) == 0 || len(tokens) > b.size {
+		return fmt.Errorf("decode: %d tokens for a batch of %d", len(tokens), b.size)
+	}
+	b.batch.Clear()
+	for i, t := range tokens {
+		b.batch.Add(t, nil, start+i, allOut || i == len(tokens)-1, 0)
+	}
+	if err := b.lctx.Decode(b.batch); err != nil {
+		if errors.Is(err, llama.ErrKvCacheFull) {
+			return fmt.Errorf("context full: %w", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// lastIndex is the batch index of the last decoded token.
+func (b *backend) lastIndex() int { return b.batch.NumTokens() - 1 }
+
+// embeddingIth is the output embedding of batch index i (nil if none).
+func (b *backend) embeddingIth(i int) []float32 { return b.lctx.GetEmbeddingsIth(i) }
+
+// pooledEmbedding is the sequence embedding of models with a pooling layer
+// (nil for models without one).
+func (b *backend) pooledEmbedding() []float32 { return b.lctx.GetEmbeddingsSeq(0) }
+
+type sampler struct{ s *llama.SamplingContext }
+
+func (b *backend) newSampler(p samplerParams) (*sampler, error) {
+	s, err := llama.NewSamplingContext(b.model, llama.SamplingParams{
+		TopK: p.topK, TopP: p.topP, MinP: p.minP, TypicalP: 1, Temp: p.temp,
+		RepeatLastN: p.repeatLastN, PenaltyRepeat: p.repeatPenalty, Seed: p.seed, Grammar: p.grammar,
+	})
+	if err != nil {
+		if p.grammar != "" {
+			return nil, fmt.Errorf("invalid grammar: %w", err)
+		}
+		return nil, err
+	}
+	return &sampler{s}, nil
+}
+
+func (b *backend) sample(s *sampler, idx int) int { return s.s.Sample(b.lctx, idx) }
+func (s *sampler) accept(tok int)                  { s.s.Accept(tok, true) }
+
+// schemaToGrammar converts a JSON schema to GBNF ("" when invalid).
+func schemaToGrammar(schema string) string { return string(llama.SchemaToGrammar([]byte(schema))) }
