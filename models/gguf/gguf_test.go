@@ -51,13 +51,13 @@ func TestReadRejectsBadFiles(t *testing.T) {
 		data []byte
 		want error
 	}{
-		"empty":          {nil, ErrNotGGUF},
-		"text":           {[]byte("hello world, not a model"), ErrNotGGUF},
-		"header only":    {data[:20], ErrTruncated},
-		"half metadata":  {data[:len(data)/20], ErrTruncated},
-		"missing data":   {data[:len(data)-100], ErrTruncated},
-		"bad version":    {append([]byte("GGUF\x09\x00\x00\x00"), data[8:]...), ErrCorrupt},
-		"huge kv count":  {append(append([]byte{}, data[:16]...), append([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, data[24:]...)...), ErrCorrupt},
+		"empty":         {nil, ErrNotGGUF},
+		"text":          {[]byte("hello world, not a model"), ErrNotGGUF},
+		"header only":   {data[:20], ErrTruncated},
+		"half metadata": {data[:len(data)/20], ErrTruncated},
+		"missing data":  {data[:len(data)-100], ErrTruncated},
+		"bad version":   {append([]byte("GGUF\x09\x00\x00\x00"), data[8:]...), ErrCorrupt},
+		"huge kv count": {append(append([]byte{}, data[:16]...), append([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, data[24:]...)...), ErrCorrupt},
 	}
 	for name, c := range cases {
 		p := filepath.Join(dir, name)

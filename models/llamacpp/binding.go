@@ -139,7 +139,7 @@ func (b *backend) newSampler(p samplerParams) (*sampler, error) {
 }
 
 func (b *backend) sample(s *sampler, idx int) int { return s.s.Sample(b.lctx, idx) }
-func (s *sampler) accept(tok int)                  { s.s.Accept(tok, true) }
+func (s *sampler) accept(tok int)                 { s.s.Accept(tok, true) }
 
 // schemaToGrammar converts a JSON schema to GBNF ("" when invalid).
 func schemaToGrammar(schema string) string { return string(llama.SchemaToGrammar([]byte(schema))) }
