@@ -7,11 +7,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"codeloom/assets"
 	"codeloom/cli"
+	"codeloom/ui"
 )
 
 func main() {
@@ -22,7 +26,39 @@ func main() {
 	if len(args) > 0 && cli.IsCommand(args[0]) {
 		os.Exit(cli.Run(ctx, env, args))
 	}
-	// The desktop app is wired in by the GUI work; until then show usage.
-	cli.Usage(os.Stderr)
-	os.Exit(cli.ExitUsage)
+	os.Exit(runGUI(ctx, args))
+}
+
+// runGUI opens the desktop app: "codeloom", "codeloom DIR", "codeloom open
+// [DIR]". Without a folder it opens the bundled sample project.
+func runGUI(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "open" {
+		args = args[1:]
+	}
+	if len(args) > 1 || (len(args) == 1 && strings.HasPrefix(args[0], "-")) {
+		cli.Usage(os.Stderr)
+		return cli.ExitUsage
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			fmt.Fprintf(os.Stderr, "codeloom: %s is not a folder\n", dir)
+			return cli.ExitUsage
+		}
+	} else {
+		dest, err := assets.DefaultSampleDir()
+		if err == nil {
+			dir, err = assets.ExtractSample(dest)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "codeloom: sample project unavailable: %v\n", err)
+			dir = ""
+		}
+	}
+	if err := ui.Run(ctx, ui.RunOptions{Dir: dir}); err != nil {
+		fmt.Fprintf(os.Stderr, "codeloom: %v\n", err)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
 }

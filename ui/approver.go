@@ -1,0 +1,82 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+)
+
+// Question is a yes/no question for the user: what will happen (the command
+// to run, the files a patch changes with a diff summary, the limits).
+// It mirrors pipeline.Question.
+type Question struct {
+	Title  string
+	Detail string
+}
+
+// Approver asks yes/no questions with native dialogs (sqweek/dialog) when
+// enabled, falling back to a Fyne confirm dialog in the window.
+type Approver struct {
+	win    fyne.Window
+	native bool
+	// nativeYesNo is the native dialog; replaced in tests.
+	nativeYesNo func(title, detail string) (bool, error)
+}
+
+// NewApprover returns an Approver for win. native selects sqweek/dialog
+// first (see nativeYesNo for the Linux hazard).
+func NewApprover(win fyne.Window, native bool) *Approver {
+	return &Approver{win: win, native: native, nativeYesNo: nativeYesNo}
+}
+
+// Approve shows q and waits for the answer. It must not be called on the
+// Fyne UI goroutine (it blocks until the user answers). Cancelling ctx
+// closes the in-window dialog and returns ctx's error.
+func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if a.native && a.nativeYesNo != nil {
+		type res struct {
+			ok  bool
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() {
+			ok, err := a.nativeYesNo(q.Title, q.Detail)
+			ch <- res{ok, err}
+		}()
+		select {
+		case r := <-ch:
+			if r.err == nil {
+				return r.ok, nil
+			}
+			// fall back to the in-window dialog
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	answer := make(chan bool, 1)
+	var d *dialog.ConfirmDialog
+	fyne.DoAndWait(func() {
+		detail := widget.NewLabel(q.Detail)
+		detail.Wrapping = fyne.TextWrapWord
+		d = dialog.NewCustomConfirm(q.Title, "Yes", "No", detail, func(ok bool) { answer <- ok }, a.win)
+		d.Resize(fyne.NewSize(560, 300))
+		d.Show()
+	})
+	select {
+	case ok := <-answer:
+		return ok, nil
+	case <-ctx.Done():
+		fyne.Do(func() { d.Hide() })
+		return false, fmt.Errorf("approval %q: %w", q.Title, ctx.Err())
+	}
+}
+
+// errNativeCancelled reports that the user closed a native dialog.
+var errNativeCancelled = errors.New("native dialog cancelled")

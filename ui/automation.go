@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"fyne.io/fyne/v2"
+)
+
+// AutomationState is what the window writes to the automation file
+// (CODELOOM_AUTOMATION) so end-to-end tests can drive it with xdotool:
+// positions are in window (canvas) coordinates.
+type AutomationState struct {
+	Time      time.Time       `json:"time"`
+	Title     string          `json:"title"`
+	Project   string          `json:"project"`
+	Indexing  bool            `json:"indexing"`
+	Error     string          `json:"error,omitempty"`
+	Status    string          `json:"status"`
+	ViewTitle string          `json:"view_title"`
+	NodeCount int             `json:"node_count"` // nodes drawn
+	EdgeCount int             `json:"edge_count"`
+	Graph     AutoBox         `json:"graph"` // the graph widget
+	Nodes     []AutoNode      `json:"nodes"`
+	Selected  string          `json:"selected"`
+	CodePath  string          `json:"code_path"`
+	CodeNode  string          `json:"code_node"`
+	Code      string          `json:"code"`      // the marked node's lines
+	CodeFile  string          `json:"code_file"` // the whole text in the pane
+	Editing   bool            `json:"editing"`
+	Dirty     bool            `json:"dirty"`
+	Versions  int             `json:"versions"`
+	Scale     float32         `json:"scale"`
+	Extra     json.RawMessage `json:"extra,omitempty"`
+}
+
+// AutoBox is a rectangle in window coordinates.
+type AutoBox struct {
+	X float32 `json:"x"`
+	Y float32 `json:"y"`
+	W float32 `json:"w"`
+	H float32 `json:"h"`
+}
+
+// AutoNode is one drawn node: its centre and size in window coordinates.
+type AutoNode struct {
+	ID    string  `json:"id"`
+	Label string  `json:"label"`
+	Kind  string  `json:"kind"`
+	X     float32 `json:"x"`
+	Y     float32 `json:"y"`
+	W     float32 `json:"w"`
+	H     float32 `json:"h"`
+}
+
+// State returns the automation state of the window now.
+func (w *Workbench) State() AutomationState {
+	s := AutomationState{
+		Time: time.Now(), Title: w.win.Title(), Indexing: w.indexing, Error: w.lastErr,
+		Status: w.status.Text, Selected: w.graph.Selected(), Scale: w.graph.Scale(),
+		CodePath: w.code.Path(), CodeNode: w.code.NodeID(), Code: w.code.MarkedText(), CodeFile: w.code.Text(),
+		Editing: w.code.Editing(), Dirty: w.code.Dirty(), Versions: len(w.panes.Versions()),
+	}
+	if w.project != nil {
+		s.Project = w.project.Root()
+	}
+	var origin fyne.Position
+	if d := fyne.CurrentApp().Driver(); d != nil {
+		origin = d.AbsolutePositionForObject(w.graph)
+	}
+	gs := w.graph.Size()
+	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
+	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {
+		s.ViewTitle, s.NodeCount, s.EdgeCount = v.Title, len(v.Nodes), len(v.Edges)
+		for _, n := range v.Nodes {
+			c, ok := w.graph.NodeCenter(n.ID)
+			if !ok {
+				continue
+			}
+			b := lay.Nodes[n.ID]
+			sc := w.graph.Scale()
+			s.Nodes = append(s.Nodes, AutoNode{ID: n.ID, Label: n.Label, Kind: string(n.Kind),
+				X: origin.X + c.X, Y: origin.Y + c.Y, W: float32(b.W) * sc, H: float32(b.H) * sc})
+		}
+	}
+	return s
+}
+
+// writeState rewrites the automation file (atomically) when automation is on.
+func (w *Workbench) writeState() {
+	if w.opts.Automation == "" {
+		return
+	}
+	data, err := json.MarshalIndent(w.State(), "", "  ")
+	if err != nil {
+		slog.Warn("automation state", "err", err)
+		return
+	}
+	tmp := w.opts.Automation + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		slog.Warn("automation state", "err", err)
+		return
+	}
+	if err := os.Rename(tmp, w.opts.Automation); err != nil {
+		slog.Warn("automation state", "file", filepath.Base(w.opts.Automation), "err", err)
+	}
+}
+
+// startAutomation rewrites the state twice a second too, so positions stay
+// current after pans, zooms and window resizes. It stops when stop closes.
+func (w *Workbench) startAutomation(stop <-chan struct{}) {
+	if w.opts.Automation == "" {
+		return
+	}
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				fyne.Do(w.writeState)
+			}
+		}
+	}()
+}

@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// saveShortcut is Ctrl+S (Cmd+S on macOS).
+func saveShortcut() *desktop.CustomShortcut {
+	return &desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierShortcutDefault}
+}
+
+// codeEntry is a multi-line monospace editor that reports Ctrl+S.
+type codeEntry struct {
+	widget.Entry
+	onSave func()
+}
+
+func newCodeEntry() *codeEntry {
+	e := &codeEntry{}
+	e.MultiLine = true
+	e.Wrapping = fyne.TextWrapOff
+	e.TextStyle = fyne.TextStyle{Monospace: true}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TypedShortcut catches Ctrl+S (Cmd+S) before the entry's own shortcuts.
+func (e *codeEntry) TypedShortcut(s fyne.Shortcut) {
+	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.KeyName == fyne.KeyS && (cs.Modifier == fyne.KeyModifierControl || cs.Modifier == fyne.KeyModifierSuper) {
+		if e.onSave != nil {
+			e.onSave()
+		}
+		return
+	}
+	e.Entry.TypedShortcut(s)
+}
+
+// CodePane shows a file with syntax highlighting and line numbers, scrolled
+// to the selected node with its lines marked, and switches to an editor for
+// changes (Ctrl+S saves).
+type CodePane struct {
+	// OnSave is called with the editor's text when the user saves.
+	OnSave func(text string)
+
+	header  *widget.Label
+	editBtn *widget.Button
+	saveBtn *widget.Button
+	grid    *widget.TextGrid
+	scroll  *container.Scroll
+	editor  *codeEntry
+	stack   *fyne.Container
+	root    fyne.CanvasObject
+
+	path, nodeID, nodeName string
+	markStart, markEnd     int
+	original               string // file content as last loaded or saved
+	editing                bool
+}
+
+// NewCodePane builds an empty code pane.
+func NewCodePane() *CodePane {
+	c := &CodePane{}
+	c.header = widget.NewLabel("Select a node to see its code")
+	c.header.Truncation = fyne.TextTruncateEllipsis
+	c.grid = widget.NewTextGrid()
+	c.grid.ShowLineNumbers = true
+	c.grid.Scroll = fyne.ScrollNone
+	c.scroll = container.NewScroll(c.grid)
+	c.editor = newCodeEntry()
+	c.editor.onSave = func() { c.save() }
+	c.editor.OnChanged = func(string) { c.updateButtons() }
+	c.editor.Hide()
+	c.stack = container.NewStack(c.scroll, c.editor)
+	c.editBtn = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { c.SetEditing(!c.editing) })
+	c.saveBtn = widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), func() { c.save() })
+	c.editBtn.Disable()
+	c.saveBtn.Disable()
+	bar := container.NewBorder(nil, nil, nil, container.NewHBox(c.editBtn, c.saveBtn), c.header)
+	c.root = container.NewBorder(bar, nil, nil, nil, c.stack)
+	return c
+}
+
+// Object returns the pane's canvas object.
+func (c *CodePane) Object() fyne.CanvasObject { return c.root }
+
+// Path returns the file shown ("" for none).
+func (c *CodePane) Path() string { return c.path }
+
+// NodeID returns the node whose code is marked.
+func (c *CodePane) NodeID() string { return c.nodeID }
+
+// Dirty reports unsaved edits.
+func (c *CodePane) Dirty() bool { return c.editing && c.editor.Text != c.original }
+
+// Editing reports whether the editor is shown.
+func (c *CodePane) Editing() bool { return c.editing }
+
+// Text returns the file text the pane holds (the editor's text while editing).
+func (c *CodePane) Text() string {
+	if c.editing {
+		return c.editor.Text
+	}
+	return c.original
+}
+
+// MarkedText returns the lines of the marked node.
+func (c *CodePane) MarkedText() string {
+	if c.markStart <= 0 {
+		return ""
+	}
+	lines := strings.Split(c.original, "\n")
+	s, e := c.markStart-1, min(c.markEnd, len(lines))
+	if s >= e {
+		return ""
+	}
+	return strings.Join(lines[s:e], "\n")
+}
+
+// ShowFile loads text of file path and marks lines start..end of the node
+// (0 for a whole file). Any edit in progress is dropped: callers ask first.
+func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int) {
+	c.path, c.nodeID, c.nodeName = path, nodeID, nodeName
+	c.markStart, c.markEnd = start, end
+	c.original = text
+	c.grid.Rows = HighlightRows(path, text, start, end)
+	c.grid.Refresh()
+	if start > 0 {
+		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)", path, nodeName, start, end))
+	} else {
+		c.header.SetText(path)
+	}
+	c.editor.SetText(text)
+	c.SetEditing(false)
+	c.scrollToMark()
+}
+
+// Clear empties the pane.
+func (c *CodePane) Clear(message string) {
+	c.path, c.nodeID, c.nodeName, c.original = "", "", "", ""
+	c.markStart, c.markEnd = 0, 0
+	c.grid.Rows = nil
+	c.grid.Refresh()
+	c.header.SetText(message)
+	c.SetEditing(false)
+}
+
+func (c *CodePane) scrollToMark() {
+	if c.markStart <= 1 {
+		c.scroll.ScrollToTop()
+		return
+	}
+	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3), 0)
+	c.scroll.Offset = fyne.NewPos(0, pos.Y)
+	c.scroll.Refresh()
+	c.editor.CursorRow = c.markStart - 1
+	c.editor.CursorColumn = 0
+}
+
+// SetEditing switches between the highlighted view and the editor.
+func (c *CodePane) SetEditing(on bool) {
+	if c.path == "" {
+		on = false
+	}
+	c.editing = on
+	if on {
+		c.scroll.Hide()
+		c.editor.Show()
+		c.editBtn.SetText("View")
+		c.editor.CursorRow = max(0, c.markStart-1)
+		c.editor.Refresh()
+		if cv := fyne.CurrentApp().Driver().CanvasForObject(c.editor); cv != nil {
+			cv.Focus(c.editor)
+		}
+	} else {
+		c.editor.Hide()
+		c.scroll.Show()
+		c.editBtn.SetText("Edit")
+	}
+	c.updateButtons()
+}
+
+// SetEditorText replaces the editor's text (switching to the editor).
+func (c *CodePane) SetEditorText(s string) {
+	c.SetEditing(true)
+	c.editor.SetText(s)
+}
+
+func (c *CodePane) updateButtons() {
+	if c.path == "" {
+		c.editBtn.Disable()
+		c.saveBtn.Disable()
+		return
+	}
+	c.editBtn.Enable()
+	if c.Dirty() {
+		c.saveBtn.Enable()
+	} else {
+		c.saveBtn.Disable()
+	}
+}
+
+func (c *CodePane) save() {
+	if !c.editing || c.path == "" || c.OnSave == nil {
+		return
+	}
+	c.OnSave(c.editor.Text)
+}
+
+// Saved records that text is now the file's content on disk.
+func (c *CodePane) Saved(text string) {
+	c.original = text
+	c.updateButtons()
+}

@@ -1,0 +1,406 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/memory"
+	"codeloom/models"
+)
+
+// bottomPanes are the tabs under the graph: prompt/answer, runs, history and lessons.
+type bottomPanes struct {
+	w    *Workbench
+	tabs *container.AppTabs
+
+	prompt    *widget.Entry
+	askBtn    *widget.Button
+	stopBtn   *widget.Button
+	answer    *widget.Label
+	answerBox *container.Scroll
+	askMu     sync.Mutex // guards askCancel
+	askCancel context.CancelFunc
+
+	runs      []memory.RunRecord
+	runList   *widget.List
+	runDetail *widget.Label
+	plot      *MetricsPlot
+
+	versions  []memory.Version
+	verList   *widget.List
+	verLabel  *widget.Label
+	revertBtn *widget.Button
+	verSel    int
+	lessons   []memory.Lesson
+	lessonBox *widget.Label
+}
+
+func newBottomPanes(w *Workbench) *bottomPanes {
+	p := &bottomPanes{w: w, verSel: -1}
+
+	// Prompt / answer.
+	p.prompt = widget.NewMultiLineEntry()
+	p.prompt.SetPlaceHolder("Ask about the selected code, e.g. \"why does this fail when qty is 0?\"")
+	p.prompt.SetMinRowsVisible(2)
+	p.answer = widget.NewLabel("")
+	p.answer.Wrapping = fyne.TextWrapWord
+	p.answer.TextStyle = fyne.TextStyle{Monospace: true}
+	p.answerBox = container.NewVScroll(p.answer)
+	p.askBtn = widget.NewButtonWithIcon("Ask", theme.MailSendIcon(), p.ask)
+	p.stopBtn = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.stopAsk)
+	p.stopBtn.Disable()
+	if w.opts.Engine == nil {
+		p.answer.SetText("No local model is loaded in this window. Start the app with a model " +
+			"(codeloom open DIR with CODELOOM_MODEL=path/to/model.gguf) or use `codeloom ask DIR \"question\" --model PATH`.")
+	}
+	promptTab := container.NewBorder(container.NewBorder(nil, nil, nil, container.NewVBox(p.askBtn, p.stopBtn), p.prompt), nil, nil, nil, p.answerBox)
+
+	// Runs.
+	p.runList = widget.NewList(
+		func() int { return len(p.runs) },
+		func() fyne.CanvasObject { return widget.NewLabel("run template") },
+		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(runSummary(p.runs[i])) },
+	)
+	p.runDetail = widget.NewLabel("Runs recorded for this project (codeloom exec/test, pipeline gates) appear here.")
+	p.runDetail.Wrapping = fyne.TextWrapWord
+	p.runDetail.TextStyle = fyne.TextStyle{Monospace: true}
+	p.plot = NewMetricsPlot()
+	p.runList.OnSelected = func(i widget.ListItemID) {
+		r := p.runs[i]
+		p.runDetail.SetText(runDetail(r))
+		p.plot.SetSamples(r.Samples)
+	}
+	refreshRuns := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), func() { p.refresh() })
+	runsRight := container.NewVSplit(p.plot, container.NewVScroll(p.runDetail))
+	runsRight.Offset = 0.45
+	runsSplit := container.NewHSplit(container.NewBorder(nil, refreshRuns, nil, nil, p.runList), runsRight)
+	runsSplit.Offset = 0.4
+
+	// History and lessons.
+	p.verLabel = widget.NewLabel("Versions of the open file")
+	p.verList = widget.NewList(
+		func() int { return len(p.versions) },
+		func() fyne.CanvasObject { return widget.NewLabel("version template") },
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			v := p.versions[i]
+			name := v.NodeName
+			if name == "" {
+				name = v.Path
+			}
+			o.(*widget.Label).SetText(fmt.Sprintf("%s  %s  (%s, %d bytes)", v.Time.Format("15:04:05 Jan 2"), name, v.Reason, len(v.Content)))
+		},
+	)
+	p.verList.OnSelected = func(i widget.ListItemID) { p.verSel = i; p.revertBtn.Enable() }
+	p.revertBtn = widget.NewButtonWithIcon("Revert to selected", theme.ContentUndoIcon(), p.revert)
+	p.revertBtn.Disable()
+	p.lessonBox = widget.NewLabel("")
+	p.lessonBox.Wrapping = fyne.TextWrapWord
+	hist := container.NewBorder(p.verLabel, p.revertBtn, nil, nil, p.verList)
+	lessons := container.NewBorder(widget.NewLabelWithStyle("Lessons and activity", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, container.NewVScroll(p.lessonBox))
+	histSplit := container.NewHSplit(hist, lessons)
+
+	p.tabs = container.NewAppTabs(
+		container.NewTabItemWithIcon("Prompt", theme.MailComposeIcon(), promptTab),
+		container.NewTabItemWithIcon("Runs", theme.MediaPlayIcon(), runsSplit),
+		container.NewTabItemWithIcon("History & lessons", theme.HistoryIcon(), histSplit),
+	)
+	return p
+}
+
+// Object returns the tabs.
+func (p *bottomPanes) Object() fyne.CanvasObject { return p.tabs }
+
+func runSummary(r memory.RunRecord) string {
+	status := fmt.Sprintf("exit %d", r.ExitCode)
+	if r.TimedOut {
+		status = "timed out"
+	} else if r.Signal != "" {
+		status = "killed " + r.Signal
+	}
+	return fmt.Sprintf("%s  %s  %s  %s  %s", r.Start.Format("15:04:05"), status, r.Wall.Round(time.Millisecond), humanBytes(r.PeakRSS), strings.Join(r.Command, " "))
+}
+
+func runDetail(r memory.RunRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ %s\n(in %s, %s)\n", strings.Join(r.Command, " "), r.Dir, r.Origin)
+	fmt.Fprintf(&b, "exit %d  wall %s  cpu user %s sys %s  peak RSS %s\n", r.ExitCode, r.Wall.Round(time.Millisecond), r.CPUUser.Round(time.Millisecond), r.CPUSys.Round(time.Millisecond), humanBytes(r.PeakRSS))
+	if r.Limit != "" {
+		fmt.Fprintf(&b, "stopped by limit: %s\n", r.Limit)
+	}
+	if r.Err != "" {
+		fmt.Fprintf(&b, "error: %s\n", r.Err)
+	}
+	if r.Stdout != "" {
+		fmt.Fprintf(&b, "\n--- stdout (%d bytes) ---\n%s", r.StdoutBytes, tail(r.Stdout, 4000))
+	}
+	if r.Stderr != "" {
+		fmt.Fprintf(&b, "\n--- stderr (%d bytes) ---\n%s", r.StderrBytes, tail(r.Stderr, 4000))
+	}
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// refresh reloads runs, lessons and history from memory.
+func (p *bottomPanes) refresh() {
+	st := p.w.storeOrNil()
+	if st == nil {
+		p.runs, p.lessons = nil, nil
+		p.runList.Refresh()
+		p.lessonBox.SetText("No project memory open.")
+		p.refreshHistory()
+		return
+	}
+	runs, err := st.Runs(50)
+	if err != nil {
+		slog.Warn("read runs", "err", err)
+	}
+	p.runs = runs
+	p.runList.UnselectAll()
+	p.runList.Refresh()
+	if len(runs) == 0 {
+		p.runDetail.SetText("No runs recorded yet. Runs from `codeloom exec`, `codeloom test` and the pipeline's gates appear here with their CPU and memory plot.")
+		p.plot.SetSamples(nil)
+	}
+	lessons, err := st.Lessons(30)
+	if err != nil {
+		slog.Warn("read lessons", "err", err)
+	}
+	p.lessons = lessons
+	acts, _ := st.Activities(15)
+	var b strings.Builder
+	if len(lessons) == 0 {
+		b.WriteString("No lesson cards yet: the pipeline writes one after each fixed failure.\n")
+	}
+	for _, l := range lessons {
+		fmt.Fprintf(&b, "• %s\n  failed: %s\n  fixed by: %s\n", l.Task, l.Failure, l.Fix)
+		if l.DiffSummary != "" {
+			fmt.Fprintf(&b, "  diff: %s\n", l.DiffSummary)
+		}
+	}
+	if len(acts) > 0 {
+		b.WriteString("\nRecent activity:\n")
+		for _, a := range acts {
+			fmt.Fprintf(&b, "  %s %s/%s %s (%s)\n", a.Time.Format("15:04:05"), a.Module, a.Action, a.Outcome, a.Duration.Round(time.Millisecond))
+		}
+	}
+	p.lessonBox.SetText(b.String())
+	p.refreshHistory()
+}
+
+// refreshHistory lists the saved versions of the file in the code pane.
+func (p *bottomPanes) refreshHistory() {
+	p.versions, p.verSel = nil, -1
+	p.revertBtn.Disable()
+	path := p.w.code.Path()
+	st := p.w.storeOrNil()
+	switch {
+	case path == "":
+		p.verLabel.SetText("Versions of the open file (none open)")
+	case st == nil:
+		p.verLabel.SetText("Versions: no project memory open")
+	default:
+		vs, err := st.Versions(path, 100)
+		if err != nil {
+			p.verLabel.SetText("Versions: " + err.Error())
+		} else {
+			p.versions = vs
+			p.verLabel.SetText(fmt.Sprintf("Versions of %s (%d, newest first)", path, len(vs)))
+		}
+	}
+	p.verList.UnselectAll()
+	p.verList.Refresh()
+}
+
+// Versions returns the versions listed in the history tab.
+func (p *bottomPanes) Versions() []memory.Version { return p.versions }
+
+func (p *bottomPanes) revert() {
+	if p.verSel < 0 || p.verSel >= len(p.versions) {
+		return
+	}
+	v := p.versions[p.verSel]
+	p.w.confirmDiscard(func() {
+		dialog.ShowConfirm("Revert file",
+			fmt.Sprintf("Replace %s with the version from %s (%d bytes)?\nThe current content is kept as a new version.", v.Path, v.Time.Format("15:04:05 Jan 2"), len(v.Content)),
+			func(ok bool) {
+				if ok {
+					p.w.Revert(v)
+				}
+			}, p.w.win)
+	})
+}
+
+// ---- prompt ------------------------------------------------------------------
+
+func (p *bottomPanes) ask() {
+	q := strings.TrimSpace(p.prompt.Text)
+	if q == "" {
+		return
+	}
+	eng := p.w.opts.Engine
+	if eng == nil {
+		dialog.ShowInformation("No model loaded", "This window has no local model. Set CODELOOM_MODEL to a GGUF file and reopen, or use the CLI: codeloom ask DIR \"question\" --model PATH.", p.w.win)
+		return
+	}
+	var ctxText string
+	if code := p.w.code.MarkedText(); code != "" {
+		ctxText = fmt.Sprintf("Code of %s (%s):\n```\n%s\n```\n\n", p.w.code.nodeName, p.w.code.Path(), code)
+	}
+	msgs := []models.Message{
+		{Role: "system", Content: "You are CodeLoom, a careful coding assistant. Answer briefly and concretely."},
+		{Role: "user", Content: ctxText + q},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.askMu.Lock()
+	p.askCancel = cancel
+	p.askMu.Unlock()
+	p.askBtn.Disable()
+	p.stopBtn.Enable()
+	p.answer.SetText("")
+	var mu sync.Mutex
+	var buf strings.Builder
+	go func() {
+		defer cancel()
+		_, err := eng.Generate(ctx, msgs, models.GenOptions{MaxTokens: 512, Temperature: 0.2}, func(tok string) {
+			mu.Lock()
+			buf.WriteString(tok)
+			s := buf.String()
+			mu.Unlock()
+			fyne.Do(func() { p.answer.SetText(s); p.answerBox.ScrollToBottom() })
+		})
+		fyne.Do(func() {
+			p.askBtn.Enable()
+			p.stopBtn.Disable()
+			if err != nil {
+				p.answer.SetText(p.answer.Text + "\n\n[stopped: " + err.Error() + "]")
+			}
+		})
+	}()
+}
+
+func (p *bottomPanes) stopAsk() {
+	p.askMu.Lock()
+	c := p.askCancel
+	p.askMu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// ---- metrics plot ------------------------------------------------------------
+
+// MetricsPlot draws a run's CPU % (green) and RSS (blue) over time.
+type MetricsPlot struct {
+	widget.BaseWidget
+	samples []memory.Sample
+}
+
+// NewMetricsPlot returns an empty plot.
+func NewMetricsPlot() *MetricsPlot {
+	m := &MetricsPlot{}
+	m.ExtendBaseWidget(m)
+	return m
+}
+
+// SetSamples replaces the plotted samples.
+func (m *MetricsPlot) SetSamples(s []memory.Sample) {
+	m.samples = s
+	m.Refresh()
+}
+
+// CreateRenderer implements fyne.Widget.
+func (m *MetricsPlot) CreateRenderer() fyne.WidgetRenderer {
+	r := &plotRenderer{m: m, bg: canvas.NewRectangle(color.NRGBA{0xf8, 0xfa, 0xfc, 0xff})}
+	r.bg.StrokeColor = color.NRGBA{0xcb, 0xd5, 0xe1, 0xff}
+	r.bg.StrokeWidth = 1
+	r.legend = canvas.NewText("", color.NRGBA{0x47, 0x55, 0x69, 0xff})
+	r.legend.TextSize = 11
+	return r
+}
+
+type plotRenderer struct {
+	m      *MetricsPlot
+	bg     *canvas.Rectangle
+	legend *canvas.Text
+	lines  []fyne.CanvasObject
+}
+
+func (r *plotRenderer) Destroy()             {}
+func (r *plotRenderer) MinSize() fyne.Size   { return fyne.NewSize(160, 80) }
+func (r *plotRenderer) Refresh()             { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
+func (r *plotRenderer) Objects() []fyne.CanvasObject {
+	return append([]fyne.CanvasObject{r.bg, r.legend}, r.lines...)
+}
+
+func (r *plotRenderer) Layout(s fyne.Size) {
+	r.bg.Resize(s)
+	r.lines = r.lines[:0]
+	ss := r.m.samples
+	if len(ss) == 0 {
+		r.legend.Text = "no metric samples for this run"
+		r.legend.Move(fyne.NewPos(6, 4))
+		r.legend.Refresh()
+		return
+	}
+	var maxCPU float64 = 100
+	var maxRSS int64 = 1
+	for _, x := range ss {
+		maxCPU = max(maxCPU, x.CPUPercent)
+		maxRSS = max(maxRSS, x.RSS)
+	}
+	end := ss[len(ss)-1].At
+	if end <= 0 {
+		end = 1
+	}
+	const pad = 6
+	top := float32(22)
+	w, h := s.Width-2*pad, s.Height-top-pad
+	pt := func(at time.Duration, frac float64) fyne.Position {
+		return fyne.NewPos(pad+w*float32(float64(at)/float64(end)), top+h*float32(1-frac))
+	}
+	cpuCol := color.NRGBA{0x16, 0xa3, 0x4a, 0xff}
+	rssCol := color.NRGBA{0x25, 0x63, 0xeb, 0xff}
+	for i := 1; i < len(ss); i++ {
+		a, b := ss[i-1], ss[i]
+		l := canvas.NewLine(cpuCol)
+		l.StrokeWidth = 1.5
+		l.Position1, l.Position2 = pt(a.At, a.CPUPercent/maxCPU), pt(b.At, b.CPUPercent/maxCPU)
+		m := canvas.NewLine(rssCol)
+		m.StrokeWidth = 1.5
+		m.Position1, m.Position2 = pt(a.At, float64(a.RSS)/float64(maxRSS)), pt(b.At, float64(b.RSS)/float64(maxRSS))
+		r.lines = append(r.lines, l, m)
+	}
+	r.legend.Text = fmt.Sprintf("CPU %% (green, max %.0f%%)   RSS (blue, max %s)   over %s", maxCPU, humanBytes(maxRSS), end.Round(time.Millisecond))
+	r.legend.Move(fyne.NewPos(6, 4))
+	r.legend.Refresh()
+}

@@ -1,0 +1,65 @@
+package ui
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+)
+
+// AppID is the application ID (also in FyneApp.toml).
+const AppID = "dev.codeloom.app"
+
+//go:embed icon.png
+var iconPNG []byte
+
+// Icon is the app icon (the same image as assets/icon.png).
+func Icon() fyne.Resource { return fyne.NewStaticResource("codeloom.png", iconPNG) }
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Dir string // project to open at start; "" opens none
+	// Automation is the state file for end-to-end tests (default: $CODELOOM_AUTOMATION).
+	Automation string
+	// NativeDialogs uses sqweek/dialog (default: $CODELOOM_NATIVE_DIALOGS=1).
+	NativeDialogs bool
+}
+
+// Run opens the desktop app and blocks until its window closes or ctx ends.
+func Run(ctx context.Context, opts RunOptions) error {
+	if opts.Automation == "" {
+		opts.Automation = os.Getenv("CODELOOM_AUTOMATION")
+	}
+	if os.Getenv("CODELOOM_NATIVE_DIALOGS") == "1" {
+		opts.NativeDialogs = true
+	}
+	a := app.NewWithID(AppID)
+	a.SetIcon(Icon())
+	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs})
+	if err != nil {
+		return fmt.Errorf("open window: %w", err)
+	}
+	w.Window().SetMaster()
+	stop := make(chan struct{})
+	defer close(stop)
+	w.startAutomation(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			slog.Info("interrupted: closing the window")
+			fyne.Do(w.requestClose)
+		case <-stop:
+		}
+	}()
+	w.Window().Show()
+	if opts.Dir != "" {
+		w.OpenProject(opts.Dir)
+	}
+	w.writeState()
+	a.Run()
+	return nil
+}

@@ -1,0 +1,816 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/codegraph"
+	"codeloom/app/memory"
+	"codeloom/graphview"
+	"codeloom/models"
+)
+
+// Preference keys.
+const (
+	prefRecent      = "recent_projects"
+	prefSplitMain   = "split_main"
+	prefSplitCenter = "split_center"
+	prefSplitGraph  = "split_graph"
+	maxRecent       = 8
+)
+
+// Options configure a Workbench.
+type Options struct {
+	// Opener indexes a folder; nil means the code graph engine (codegraph.Open).
+	Opener Opener
+	// Layouter lays out the graph; nil means a new in-process Graphviz.
+	Layouter *graphview.Layouter
+	// OpenStore opens the project's memory store; nil means memory.OpenProject.
+	// Return a nil store to run without memory.
+	OpenStore func(root string) (*memory.Store, error)
+	// Automation, when set, is a file the window rewrites (JSON) on every
+	// change, for end-to-end tests.
+	Automation string
+	// NativeDialogs uses sqweek/dialog for folder choice and approvals.
+	NativeDialogs bool
+	// Engine answers the prompt pane; nil shows how to load a model.
+	Engine models.Engine
+}
+
+type viewMode int
+
+const (
+	modeOverview viewMode = iota
+	modeFocus
+)
+
+// Workbench is the project window and its state. Every method runs on the
+// Fyne UI goroutine unless it says otherwise.
+type Workbench struct {
+	app  fyne.App
+	win  fyne.Window
+	opts Options
+
+	layouter *graphview.Layouter
+	graph    *graphview.GraphView
+	code     *CodePane
+	panes    *bottomPanes
+
+	tree       *widget.Tree
+	treeModel  *treeModel
+	treeFilter *widget.Entry
+	treeSync   bool // true while the tree is selected programmatically
+	search     *widget.Entry
+	depth      *widget.Select
+	status     *widget.Label
+	progress   *widget.ProgressBar
+	progressTx *widget.Label
+	cancelBtn  *widget.Button
+	progBox    *fyne.Container
+
+	splitMain, splitCenter, splitGraph *container.Split
+
+	// project state
+	project  Project
+	store    *memory.Store
+	snap     Graph
+	index    *graphview.Index
+	mode     viewMode
+	expanded map[string]bool
+	focusID  string
+	filter   graphview.Filter
+
+	idxMu       sync.Mutex // guards cancelIndex (set from the UI goroutine, read in Close)
+	cancelIndex context.CancelFunc
+	indexing    bool
+	lastErr     string
+}
+
+// NewWorkbench builds the main window in app a.
+func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
+	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}}
+	if opts.Opener == nil {
+		w.opts.Opener = CodegraphOpener
+	}
+	if opts.OpenStore == nil {
+		w.opts.OpenStore = memory.OpenProject
+	}
+	w.layouter = opts.Layouter
+	if w.layouter == nil {
+		eng, err := graphview.NewGraphvizEngine(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("workbench: %w", err)
+		}
+		w.layouter = graphview.NewLayouter(eng)
+	}
+	w.filter = graphview.Filter{HideNodes: map[codegraph.Kind]bool{}, HideEdges: map[codegraph.EdgeKind]bool{}}
+	w.win = a.NewWindow("CodeLoom")
+	w.build()
+	w.win.Resize(fyne.NewSize(1360, 860))
+	w.win.SetCloseIntercept(w.requestClose)
+	return w, nil
+}
+
+// Window returns the main window.
+func (w *Workbench) Window() fyne.Window { return w.win }
+
+// GraphView returns the graph widget.
+func (w *Workbench) GraphView() *graphview.GraphView { return w.graph }
+
+// Code returns the code pane.
+func (w *Workbench) Code() *CodePane { return w.code }
+
+// Project returns the open project (nil when none).
+func (w *Workbench) Project() Project { return w.project }
+
+func (w *Workbench) build() {
+	w.graph = graphview.NewGraphView(w.layouter)
+	w.graph.OnSelect = func(id string) { w.selectNode(id, true) }
+	w.graph.OnFocus = w.onDoubleTap
+	w.graph.OnLayout = func(v *graphview.View, err error) {
+		if err != nil {
+			w.setStatus("Graph layout failed: " + err.Error())
+		} else if w.project != nil && !w.indexing {
+			w.setStatus(fmt.Sprintf("%s: %d nodes, %d edges shown", v.Title, len(v.Nodes), len(v.Edges)))
+		}
+		w.writeState()
+	}
+
+	w.code = NewCodePane()
+	w.code.OnSave = w.save
+
+	w.treeModel = buildTree(nil, "")
+	w.tree = widget.NewTree(
+		func(id widget.TreeNodeID) []widget.TreeNodeID { return w.treeModel.children[id] },
+		func(id widget.TreeNodeID) bool { return w.treeModel.branch[id] || strings.HasPrefix(id, "dir:") },
+		func(bool) fyne.CanvasObject { return widget.NewLabel("template item") },
+		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) { o.(*widget.Label).SetText(w.treeModel.labels[id]) },
+	)
+	w.tree.OnSelected = func(id widget.TreeNodeID) {
+		if w.treeSync || strings.HasPrefix(id, "dir:") {
+			return
+		}
+		w.selectNode(id, false)
+	}
+	w.treeFilter = widget.NewEntry()
+	w.treeFilter.SetPlaceHolder("Filter tree…")
+	w.treeFilter.OnChanged = func(s string) { w.refreshTree(true) }
+
+	w.search = widget.NewEntry()
+	w.search.SetPlaceHolder("Search nodes (fuzzy), Enter to jump")
+	w.search.OnSubmitted = w.jumpTo
+
+	w.depth = widget.NewSelect([]string{"depth 1", "depth 2", "depth 3", "depth 4"}, func(string) {
+		if w.mode == modeFocus {
+			w.rebuildView()
+		}
+	})
+	w.depth.SetSelected("depth 2")
+
+	w.panes = newBottomPanes(w)
+
+	w.status = widget.NewLabel("Open a folder to begin")
+	w.status.Truncation = fyne.TextTruncateEllipsis
+	w.progress = widget.NewProgressBar()
+	w.progressTx = widget.NewLabel("")
+	w.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), w.cancelIndexing)
+	w.progBox = container.NewHBox(w.progressTx, container.NewGridWrap(fyne.NewSize(220, 30), w.progress), w.cancelBtn)
+	w.progBox.Hide()
+
+	openBtn := widget.NewButtonWithIcon("Open Folder…", theme.FolderOpenIcon(), w.chooseFolder)
+	recentBtn := widget.NewButtonWithIcon("Recent", theme.HistoryIcon(), nil)
+	recentBtn.OnTapped = func() { w.showRecent(recentBtn) }
+	overviewBtn := widget.NewButtonWithIcon("Overview", theme.HomeIcon(), func() {
+		w.mode = modeOverview
+		w.rebuildView()
+	})
+	zoomIn := widget.NewButtonWithIcon("", theme.ZoomInIcon(), func() { w.graph.ZoomBy(1.25) })
+	zoomOut := widget.NewButtonWithIcon("", theme.ZoomOutIcon(), func() { w.graph.ZoomBy(0.8) })
+	fit := widget.NewButtonWithIcon("Fit", theme.ViewFullScreenIcon(), func() { w.graph.Fit() })
+	filters := widget.NewButtonWithIcon("Filters", theme.ListIcon(), nil)
+	filters.OnTapped = func() { w.showFilters(filters) }
+	export := widget.NewButtonWithIcon("Export", theme.DownloadIcon(), nil)
+	export.OnTapped = func() { w.showExport(export) }
+	toolbar := container.NewBorder(nil, nil,
+		container.NewHBox(openBtn, recentBtn, widget.NewSeparator(), overviewBtn, w.depth, filters),
+		container.NewHBox(zoomOut, zoomIn, fit, export),
+		w.search)
+
+	side := container.NewBorder(w.treeFilter, nil, nil, nil, w.tree)
+	w.splitGraph = container.NewHSplit(w.graph, w.code.Object())
+	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph, 0.58)
+	w.splitCenter = container.NewVSplit(w.splitGraph, w.panes.Object())
+	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.74)
+	w.splitMain = container.NewHSplit(side, w.splitCenter)
+	w.splitMain.Offset = w.app.Preferences().FloatWithFallback(prefSplitMain, 0.17)
+
+	statusBar := container.NewBorder(nil, nil, nil, w.progBox, w.status)
+	w.win.SetContent(container.NewBorder(toolbar, statusBar, nil, nil, w.splitMain))
+	w.win.SetMainMenu(w.mainMenu())
+	w.win.Canvas().AddShortcut(saveShortcut(), func(fyne.Shortcut) {
+		if w.code.Editing() {
+			w.save(w.code.Text())
+		}
+	})
+}
+
+func (w *Workbench) mainMenu() *fyne.MainMenu {
+	file := fyne.NewMenu("File",
+		fyne.NewMenuItem("Open Folder…", w.chooseFolder),
+		fyne.NewMenuItem("Export view as SVG…", func() { w.exportTo("svg") }),
+		fyne.NewMenuItem("Export view as PNG…", func() { w.exportTo("png") }),
+	)
+	view := fyne.NewMenu("View",
+		fyne.NewMenuItem("Overview", func() { w.mode = modeOverview; w.rebuildView() }),
+		fyne.NewMenuItem("Fit graph", func() { w.graph.Fit() }),
+	)
+	return fyne.NewMainMenu(file, view)
+}
+
+func (w *Workbench) setStatus(s string) {
+	w.status.SetText(s)
+}
+
+// showError shows err in a dialog and the status bar: what failed and what to do.
+func (w *Workbench) showError(what string, err error, next string) {
+	msg := what + ": " + err.Error()
+	if next != "" {
+		msg += "\n\n" + next
+	}
+	slog.Error(what, "err", err)
+	w.lastErr = msg
+	w.setStatus(what + " (see dialog)")
+	dialog.ShowError(errors.New(msg), w.win)
+	w.writeState()
+}
+
+// ---- projects -------------------------------------------------------------
+
+func (w *Workbench) chooseFolder() {
+	w.confirmDiscard(func() {
+		if w.opts.NativeDialogs {
+			go func() {
+				dir, err := nativeDirectory("Open project folder")
+				fyne.Do(func() {
+					switch {
+					case err == nil:
+						w.OpenProject(dir)
+					case errors.Is(err, errNativeCancelled):
+					default:
+						slog.Warn("native folder dialog failed, using Fyne's", "err", err)
+						w.fyneFolderDialog()
+					}
+				})
+			}()
+			return
+		}
+		w.fyneFolderDialog()
+	})
+}
+
+func (w *Workbench) fyneFolderDialog() {
+	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil {
+			w.showError("Folder dialog failed", err, "Try again, or start CodeLoom with the folder: codeloom open DIR")
+			return
+		}
+		if u == nil {
+			return
+		}
+		w.OpenProject(u.Path())
+	}, w.win)
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+func (w *Workbench) showRecent(anchor fyne.CanvasObject) {
+	recent := w.app.Preferences().StringList(prefRecent)
+	var items []*fyne.MenuItem
+	for _, r := range recent {
+		dir := r
+		items = append(items, fyne.NewMenuItem(dir, func() { w.confirmDiscard(func() { w.OpenProject(dir) }) }))
+	}
+	if len(items) == 0 {
+		items = append(items, fyne.NewMenuItem("(no recent projects)", nil))
+	}
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
+	widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", items...), w.win.Canvas(), pos)
+}
+
+func (w *Workbench) rememberRecent(dir string) {
+	list := []string{dir}
+	for _, r := range w.app.Preferences().StringList(prefRecent) {
+		if r != dir && len(list) < maxRecent {
+			list = append(list, r)
+		}
+	}
+	w.app.Preferences().SetStringList(prefRecent, list)
+}
+
+// RecentProjects lists remembered project folders, newest first.
+func (w *Workbench) RecentProjects() []string { return w.app.Preferences().StringList(prefRecent) }
+
+// OpenProject indexes dir in the background with a progress bar and shows it.
+func (w *Workbench) OpenProject(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		var st os.FileInfo
+		st, err = os.Stat(abs)
+		if err == nil && !st.IsDir() {
+			err = fmt.Errorf("%s is not a folder", abs)
+		}
+	}
+	if err != nil {
+		w.showError("Cannot open project", err, "Choose an existing folder with File → Open Folder.")
+		return
+	}
+	w.cancelIndexing()
+	w.closeProject()
+	ctx, cancel := context.WithCancel(context.Background())
+	w.idxMu.Lock()
+	w.cancelIndex = cancel
+	w.idxMu.Unlock()
+	w.indexing = true
+	w.lastErr = ""
+	w.win.SetTitle("CodeLoom — " + filepath.Base(abs))
+	w.progress.SetValue(0)
+	w.progressTx.SetText("Indexing…")
+	w.progBox.Show()
+	w.setStatus("Indexing " + abs)
+	w.code.Clear("Indexing…")
+	w.writeState()
+	opener, openStore := w.opts.Opener, w.opts.OpenStore
+	go func() {
+		start := time.Now()
+		store, serr := openStore(abs)
+		if serr != nil {
+			slog.Warn("project memory unavailable", "root", abs, "err", serr)
+			store = nil
+		}
+		var last time.Time
+		progress := func(done, total int) {
+			if now := time.Now(); done < total && now.Sub(last) < 50*time.Millisecond {
+				return
+			} else {
+				last = now
+			}
+			fyne.Do(func() {
+				if total > 0 {
+					w.progress.SetValue(float64(done) / float64(total))
+				}
+				w.progressTx.SetText(fmt.Sprintf("Indexing %d/%d files", done, total))
+			})
+		}
+		p, err := opener(ctx, abs, store, progress)
+		fyne.Do(func() {
+			w.indexing = false
+			w.progBox.Hide()
+			if err != nil {
+				if store != nil {
+					store.Close()
+				}
+				if errors.Is(err, context.Canceled) {
+					w.setStatus("Indexing cancelled")
+					w.code.Clear("Indexing cancelled: open the folder again when you are ready")
+					w.writeState()
+					return
+				}
+				w.showError("Could not index "+abs, err, "Check that the folder is readable, then open it again.")
+				return
+			}
+			if ctx.Err() != nil { // superseded by another open
+				p.Close()
+				if store != nil {
+					store.Close()
+				}
+				return
+			}
+			w.project, w.store = p, store
+			w.rememberRecent(abs)
+			if serr != nil {
+				w.setStatus("Memory store unavailable (history and versions off): " + serr.Error())
+			}
+			w.setGraph(p.Graph())
+			w.mode = modeOverview
+			w.expanded = map[string]bool{}
+			w.rebuildView()
+			w.code.Clear("Click a node to see its code")
+			w.panes.refresh()
+			slog.Info("project opened", "root", abs, "nodes", len(w.snap.Nodes()), "took", time.Since(start))
+			w.setStatus(fmt.Sprintf("Indexed %s: %d nodes, %d edges in %s", filepath.Base(abs), len(w.snap.Nodes()), len(w.snap.Edges()), time.Since(start).Round(time.Millisecond)))
+		})
+	}()
+}
+
+func (w *Workbench) cancelIndexing() {
+	w.idxMu.Lock()
+	c := w.cancelIndex
+	w.cancelIndex = nil
+	w.idxMu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+func (w *Workbench) closeProject() {
+	if w.project != nil {
+		if err := w.project.Close(); err != nil {
+			slog.Warn("close project", "err", err)
+		}
+		w.project = nil
+	}
+	if w.store != nil {
+		if err := w.store.Close(); err != nil {
+			slog.Warn("close memory store", "err", err)
+		}
+		w.store = nil
+	}
+	w.snap, w.index = nil, nil
+}
+
+// storeOrNil returns the store as the Store interface (nil when absent).
+func (w *Workbench) storeOrNil() Store {
+	if w.store == nil {
+		return nil
+	}
+	return w.store
+}
+
+func (w *Workbench) setGraph(g Graph) {
+	w.snap = g
+	w.index = graphview.NewIndex(g)
+	w.refreshTree(false)
+}
+
+func (w *Workbench) refreshTree(fromFilter bool) {
+	w.treeModel = buildTree(w.snap, w.treeFilter.Text)
+	w.tree.Refresh()
+	if fromFilter && w.treeFilter.Text != "" {
+		w.tree.OpenAllBranches()
+	}
+}
+
+// ---- views ----------------------------------------------------------------
+
+func (w *Workbench) depthValue() int {
+	var d int
+	fmt.Sscanf(w.depth.Selected, "depth %d", &d)
+	if d <= 0 {
+		d = graphview.DefaultDepth
+	}
+	return d
+}
+
+// currentView builds the view for the current mode (nil without a project).
+func (w *Workbench) currentView() *graphview.View {
+	if w.index == nil {
+		return nil
+	}
+	if w.mode == modeFocus && w.focusID != "" {
+		v, err := graphview.Focus(w.index, w.focusID, graphview.FocusOptions{Depth: w.depthValue(), Filter: w.filter})
+		if err == nil {
+			return v
+		}
+		w.mode = modeOverview
+	}
+	return graphview.Overview(w.index, graphview.OverviewOptions{Expanded: w.expanded, Filter: w.filter})
+}
+
+func (w *Workbench) rebuildView() {
+	if v := w.currentView(); v != nil {
+		w.graph.ShowView(v)
+	}
+}
+
+// Focus shows the neighbourhood of id.
+func (w *Workbench) Focus(id string) {
+	if w.index == nil {
+		return
+	}
+	if _, ok := w.index.Node(id); !ok {
+		return
+	}
+	w.mode, w.focusID = modeFocus, id
+	w.rebuildView()
+	w.graph.Select(id)
+}
+
+func (w *Workbench) onDoubleTap(id string) {
+	if strings.HasPrefix(id, "more:") {
+		w.Focus(strings.TrimPrefix(id, "more:"))
+		return
+	}
+	n, ok := w.index.Node(id)
+	if !ok {
+		return
+	}
+	if w.mode == modeOverview && n.Kind == codegraph.KindFile {
+		w.expanded[id] = !w.expanded[id]
+		w.rebuildView()
+		return
+	}
+	w.Focus(id)
+}
+
+// ---- selection and code ---------------------------------------------------
+
+// SelectNode selects id: highlights it in the graph (focusing on it when it
+// is not shown), selects it in the tree and opens its code.
+func (w *Workbench) SelectNode(id string) { w.selectNode(id, false) }
+
+func (w *Workbench) selectNode(id string, fromGraph bool) {
+	if w.snap == nil {
+		return
+	}
+	if strings.HasPrefix(id, "more:") {
+		w.setStatus("This stands for nodes cut by the node budget: double-click it to focus there")
+		return
+	}
+	n, ok := w.snap.Node(id)
+	if !ok {
+		return
+	}
+	sameFile := n.Path != "" && n.Path == w.code.Path()
+	if w.code.Dirty() && !sameFile {
+		dialog.ShowConfirm("Unsaved changes",
+			fmt.Sprintf("%s has unsaved changes. Discard them and open %s?", w.code.Path(), n.Name),
+			func(ok bool) {
+				if ok {
+					w.code.SetEditing(false)
+					w.selectNode(id, fromGraph)
+				}
+			}, w.win)
+		return
+	}
+	if !fromGraph {
+		if v := w.graph.View(); v != nil {
+			if _, shown := v.Node(id); shown {
+				w.graph.Select(id)
+				w.graph.CenterOn(id)
+			} else {
+				w.Focus(id)
+			}
+		} else {
+			w.Focus(id)
+		}
+	}
+	w.treeSync = true
+	w.tree.Select(id)
+	w.tree.ScrollTo(id)
+	w.treeSync = false
+	w.openCode(n)
+	w.panes.refreshHistory()
+	w.writeState()
+}
+
+func (w *Workbench) openCode(n *codegraph.Node) {
+	if n.Kind == codegraph.KindPackage || n.Path == "" {
+		w.code.Clear(fmt.Sprintf("%s: external package %s (no code in the project)", n.Kind, n.Name))
+		return
+	}
+	if w.code.Dirty() && n.Path == w.code.Path() {
+		// Keep the edits; just point at the node.
+		w.setStatus(fmt.Sprintf("%s (unsaved edits kept)", n.QualName))
+		return
+	}
+	full, err := projectPath(w.project.Root(), n.Path)
+	if err != nil {
+		w.showError("Cannot show code", err, "")
+		return
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		w.code.Clear(fmt.Sprintf("Cannot read %s: %v", n.Path, err))
+		return
+	}
+	start, end := n.StartLine, n.EndLine
+	if n.Kind == codegraph.KindFile {
+		start, end = 0, 0
+	}
+	w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
+	w.setStatus(graphview.Tooltip(n))
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// jumpTo searches the graph for q and selects the best match.
+func (w *Workbench) jumpTo(q string) {
+	if w.snap == nil || strings.TrimSpace(q) == "" {
+		return
+	}
+	ids := w.snap.Search(q, 10)
+	if len(ids) == 0 {
+		w.setStatus(fmt.Sprintf("No node matches %q", q))
+		return
+	}
+	w.Focus(ids[0])
+	w.selectNode(ids[0], true)
+	var names []string
+	for _, id := range ids[1:min(len(ids), 5)] {
+		if n, ok := w.snap.Node(id); ok {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) > 0 {
+		w.setStatus(fmt.Sprintf("Jumped to best match; others: %s", strings.Join(names, ", ")))
+	}
+}
+
+// ---- saving ---------------------------------------------------------------
+
+func (w *Workbench) save(text string) {
+	if w.project == nil || w.code.Path() == "" {
+		return
+	}
+	req := SaveRequest{Root: w.project.Root(), Path: w.code.Path(), NodeID: w.code.NodeID(), NodeName: w.code.nodeName, Content: []byte(text)}
+	w.applyFileChange(req, "Saved")
+}
+
+// applyFileChange writes req (keeping the previous version), re-indexes the
+// file and redraws; verb names the action in the status bar.
+func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
+	store, project := w.storeOrNil(), w.project
+	nodeID := req.NodeID
+	w.setStatus(verb + " " + req.Path + "…")
+	go func() {
+		err := SaveFile(store, req)
+		if errors.Is(err, ErrUnchanged) {
+			fyne.Do(func() {
+				w.code.Saved(string(req.Content))
+				w.setStatus("No changes to save in " + req.Path)
+			})
+			return
+		}
+		if err != nil {
+			fyne.Do(func() { w.showError(verb+" failed", err, "Your edits are still in the editor; fix the problem and press Ctrl+S again.") })
+			return
+		}
+		g, uerr := project.UpdateFiles(context.Background(), []string{req.Path})
+		fyne.Do(func() {
+			if w.project != project {
+				return
+			}
+			w.code.Saved(string(req.Content))
+			if uerr != nil {
+				w.showError("Saved, but re-indexing failed", uerr, "The file is saved; reopen the project to rebuild the graph.")
+				return
+			}
+			w.setGraph(g)
+			w.rebuildView()
+			if _, ok := g.Node(nodeID); ok {
+				w.graph.Select(nodeID)
+				n, _ := g.Node(nodeID)
+				w.code.SetEditing(false)
+				w.openCode(n)
+			} else {
+				w.code.SetEditing(false)
+				w.code.ShowFile(req.Path, string(req.Content), "", "", 0, 0)
+			}
+			w.panes.refreshHistory()
+			w.setStatus(fmt.Sprintf("%s %s; graph updated (%d nodes)", verb, req.Path, len(g.Nodes())))
+			w.writeState()
+		})
+	}()
+}
+
+// Revert writes version v back to its file (after keeping the current content).
+func (w *Workbench) Revert(v memory.Version) {
+	if w.project == nil {
+		return
+	}
+	w.applyFileChange(SaveRequest{Root: w.project.Root(), Path: v.Path, NodeID: v.NodeID, NodeName: v.NodeName,
+		Content: v.Content, Reason: "before revert to " + v.Time.Format("2006-01-02 15:04:05")}, "Reverted")
+}
+
+// ---- closing ----------------------------------------------------------------
+
+func (w *Workbench) confirmDiscard(then func()) {
+	if !w.code.Dirty() {
+		then()
+		return
+	}
+	dialog.ShowConfirm("Unsaved changes", fmt.Sprintf("%s has unsaved changes. Discard them?", w.code.Path()), func(ok bool) {
+		if ok {
+			w.code.SetEditing(false)
+			then()
+		}
+	}, w.win)
+}
+
+func (w *Workbench) requestClose() {
+	w.confirmDiscard(func() {
+		w.saveSplits()
+		w.cancelIndexing()
+		w.closeProject()
+		w.win.Close()
+	})
+}
+
+func (w *Workbench) saveSplits() {
+	p := w.app.Preferences()
+	p.SetFloat(prefSplitMain, w.splitMain.Offset)
+	p.SetFloat(prefSplitCenter, w.splitCenter.Offset)
+	p.SetFloat(prefSplitGraph, w.splitGraph.Offset)
+}
+
+// ---- filters and export ---------------------------------------------------
+
+func nodeKinds() []codegraph.Kind {
+	return []codegraph.Kind{codegraph.KindFile, codegraph.KindClass, codegraph.KindFunction, codegraph.KindMethod, codegraph.KindPackage}
+}
+
+func edgeKinds() []codegraph.EdgeKind {
+	return []codegraph.EdgeKind{codegraph.EdgeContains, codegraph.EdgeImports, codegraph.EdgeCalls, codegraph.EdgeInherits, codegraph.EdgeUses, codegraph.EdgeRequires}
+}
+
+// SetNodeKindVisible shows or hides a node kind and redraws.
+func (w *Workbench) SetNodeKindVisible(k codegraph.Kind, on bool) {
+	w.filter.HideNodes[k] = !on
+	w.rebuildView()
+}
+
+// SetEdgeKindVisible shows or hides an edge kind and redraws.
+func (w *Workbench) SetEdgeKindVisible(k codegraph.EdgeKind, on bool) {
+	w.filter.HideEdges[k] = !on
+	w.rebuildView()
+}
+
+func (w *Workbench) showFilters(anchor fyne.CanvasObject) {
+	box := container.NewVBox(widget.NewLabelWithStyle("Nodes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	for _, k := range nodeKinds() {
+		k := k
+		c := widget.NewCheck(string(k), func(on bool) { w.SetNodeKindVisible(k, on) })
+		c.Checked = !w.filter.HideNodes[k]
+		box.Add(c)
+	}
+	box.Add(widget.NewLabelWithStyle("Edges", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	for _, k := range edgeKinds() {
+		k := k
+		c := widget.NewCheck(string(k), func(on bool) { w.SetEdgeKindVisible(k, on) })
+		c.Checked = !w.filter.HideEdges[k]
+		box.Add(c)
+	}
+	pop := widget.NewPopUp(box, w.win.Canvas())
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
+	pop.ShowAtPosition(pos)
+}
+
+func (w *Workbench) showExport(anchor fyne.CanvasObject) {
+	m := fyne.NewMenu("", fyne.NewMenuItem("SVG…", func() { w.exportTo("svg") }), fyne.NewMenuItem("PNG…", func() { w.exportTo("png") }))
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
+	widget.ShowPopUpMenuAtPosition(m, w.win.Canvas(), pos)
+}
+
+func (w *Workbench) exportTo(format string) {
+	v := w.graph.View()
+	if v == nil {
+		w.setStatus("Nothing to export yet: open a project")
+		return
+	}
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil {
+			w.showError("Export failed", err, "")
+			return
+		}
+		if wc == nil {
+			return
+		}
+		w.setStatus("Exporting " + wc.URI().Path() + "…")
+		go func() {
+			err := w.layouter.Export(context.Background(), v, format, wc)
+			if cerr := wc.Close(); err == nil {
+				err = cerr
+			}
+			fyne.Do(func() {
+				if err != nil {
+					w.showError("Export failed", err, "Choose another file name or folder and try again.")
+					return
+				}
+				w.setStatus("Exported " + wc.URI().Path())
+			})
+		}()
+	}, w.win)
+	d.SetFileName("codeloom-graph." + format)
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
