@@ -260,19 +260,26 @@ var memoryMarkers = [][]byte{
 }
 
 // classifyLimit names the limit that explains how a finished run ended, from
-// its terminating signal and, for interpreters that turn a refused
-// allocation or write into an error, from what they printed.
+// its terminating signal (or a shell's 128+N report of a child's signal), a
+// refused fork, and, for interpreters that turn a refused allocation or
+// write into an error, from what they printed.
 func classifyLimit(l Limits, res Result, sb *sandbox) string {
-	failed := res.ExitCode != 0 || res.Signal != ""
-	switch {
-	case !failed:
-		return ""
-	case l.CPUTime > 0 && (res.Signal == "SIGXCPU" || (res.Signal == "SIGKILL" && res.CPUUser+res.CPUSys >= l.CPUTime)):
-		return LimitCPU
-	case l.FileSize > 0 && (res.Signal == "SIGXFSZ" || bytes.Contains(res.Stderr, []byte("File too large"))):
-		return LimitFileSize
-	case l.Procs > 0 && sb.procsRefused():
+	if l.Procs > 0 && sb.procsRefused() {
 		return LimitProcs
+	}
+	if res.ExitCode == 0 && res.Signal == "" {
+		return ""
+	}
+	sig := res.Signal
+	if sig == "" && res.ExitCode > 128 && res.ExitCode < 160 {
+		sig = signalName(res.ExitCode - 128)
+	}
+	switch {
+	case l.CPUTime > 0 && (sig == "SIGXCPU" || (sig == "SIGKILL" && res.CPUUser+res.CPUSys >= l.CPUTime)):
+		return LimitCPU
+	case l.FileSize > 0 && (sig == "SIGXFSZ" || bytes.Contains(res.Stderr, []byte("File too large")) ||
+		bytes.Contains(res.Stderr, []byte("File size limit exceeded"))):
+		return LimitFileSize
 	case l.Memory > 0:
 		for _, m := range memoryMarkers {
 			if bytes.Contains(res.Stderr, m) {

@@ -233,12 +233,16 @@ func (sb *sandbox) scan() snapshot {
 		for _, pid := range cgroupPids(sb.cgroup) {
 			inGroup[pid] = true
 		}
-		if !sb.cgroupChecked {
-			sb.cgroupChecked = true
-			if !inGroup[sb.pid] {
+		if !sb.cgroupChecked && !inGroup[sb.pid] {
+			// The main process joins the cgroup first thing; if it runs
+			// (not a zombie) and is not in it, the join failed.
+			if st, err := readProcStat(sb.pid); err == nil && st.start == sb.startTicks && st.state != 'Z' && st.state != 'X' {
+				sb.cgroupChecked = true
 				sb.limNotes = append(sb.limNotes, "procs: could not join the pids cgroup; enforced by the sampling watchdog only")
 				sb.dropCgroup()
 			}
+		} else if inGroup[sb.pid] {
+			sb.cgroupChecked = true
 		}
 	}
 	isMember := func(st procStat) bool {
@@ -546,3 +550,6 @@ func rusage(state *os.ProcessState) (user, sys time.Duration, maxRSS int64) {
 	}
 	return user, sys, maxRSS
 }
+
+// signalName names signal number n ("" when unknown).
+func signalName(n int) string { return unix.SignalName(syscall.Signal(n)) }

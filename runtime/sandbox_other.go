@@ -165,3 +165,6 @@ func exitStatus(state *os.ProcessState) (int, string) {
 func rusage(state *os.ProcessState) (user, sys time.Duration, maxRSS int64) {
 	return state.UserTime(), state.SystemTime(), 0
 }
+
+// signalName names signal number n; numbers are not portable here.
+func signalName(int) string { return "" }
