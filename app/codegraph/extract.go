@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // fileData is everything extracted from one file. It is the unit of caching:
@@ -85,11 +84,9 @@ type envRec struct {
 
 // extractor parses files of one language; not safe for concurrent use.
 type extractor struct {
-	lang   *language
-	parser *sitter.Parser
-	query  *sitter.Query
-	cursor *sitter.QueryCursor
-	roles  []captureRole
+	lang  *language
+	run   *tsRunner
+	roles []captureRole
 }
 
 // captureRole is the meaning of a query capture name.
@@ -131,26 +128,19 @@ var roleNames = map[string]captureRole{
 
 // newExtractor compiles l's query.
 func newExtractor(l *language) (*extractor, error) {
-	q, err := sitter.NewQuery([]byte(l.query), l.grammar())
+	r, err := newTSRunner(l.grammar(), l.query)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s query: %w", l.name, err)
 	}
-	n := int(q.CaptureCount())
-	roles := make([]captureRole, n)
-	for i := 0; i < n; i++ {
-		roles[i] = roleNames[q.CaptureNameForId(uint32(i))]
+	roles := make([]captureRole, len(r.names))
+	for i, n := range r.names {
+		roles[i] = roleNames[n]
 	}
-	p := sitter.NewParser()
-	p.SetLanguage(l.grammar())
-	return &extractor{lang: l, parser: p, query: q, cursor: sitter.NewQueryCursor(), roles: roles}, nil
+	return &extractor{lang: l, run: r, roles: roles}, nil
 }
 
 // Close frees the C objects.
-func (e *extractor) Close() {
-	e.cursor.Close()
-	e.query.Close()
-	e.parser.Close()
-}
+func (e *extractor) Close() { e.run.close() }
 
 // lineIndex maps byte offsets to 1-based lines.
 type lineIndex []uint32
@@ -178,13 +168,14 @@ type capture struct {
 
 // extract parses src and fills fd's definitions, references and imports.
 func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error {
-	tree, err := e.parser.ParseCtx(ctx, nil, src)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	flat, hasErr, err := e.run.run(src)
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", fd.Path, err)
 	}
-	defer tree.Close()
-	root := tree.RootNode()
-	fd.Syntax = root.HasError()
+	fd.Syntax = hasErr
 	fd.BadUTF8 = !utf8.Valid(src)
 	li := newLineIndex(src)
 	fd.Lines = len(li)
@@ -213,19 +204,17 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 		start uint32
 	}
 	caps := make([]capture, 0, 8)
-	e.cursor.Exec(e.query, root)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m, ok := e.cursor.NextMatch()
-		if !ok {
+	for pos := 0; pos+2 <= len(flat); {
+		ncap := int(flat[pos+1])
+		pos += 2
+		if pos+3*ncap > len(flat) {
 			break
 		}
 		caps = caps[:0]
 		var main capture
-		for _, c := range m.Captures {
-			cp := capture{role: e.roles[c.Index], start: c.Node.StartByte(), end: c.Node.EndByte()}
+		for k := 0; k < ncap; k++ {
+			cp := capture{role: e.roles[flat[pos]], start: flat[pos+1], end: flat[pos+2]}
+			pos += 3
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,

@@ -1,0 +1,178 @@
+package codegraph
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// benchDir is the corpus: $CODEGRAPH_BENCH_DIR or the Python standard library.
+func benchDir(b *testing.B) string {
+	d := os.Getenv("CODEGRAPH_BENCH_DIR")
+	if d == "" {
+		d = "/usr/lib/python3.11"
+	}
+	if _, err := os.Stat(d); err != nil {
+		b.Skipf("corpus %s not available: %v", d, err)
+	}
+	return d
+}
+
+// BenchmarkIndexCold is a full index without cache: walk, parse, query,
+// resolve, build.
+func BenchmarkIndexCold(b *testing.B) {
+	dir := benchDir(b)
+	var bytes int64
+	for i := 0; i < b.N; i++ {
+		p, err := Open(context.Background(), dir, Options{NoCache: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = p.Graph().Stats().Bytes
+		p.Close()
+	}
+	b.SetBytes(bytes)
+}
+
+// BenchmarkBareParse parses the same files with tree-sitter and nothing else,
+// with the same number of workers: the floor a full index is compared with.
+func BenchmarkBareParse(b *testing.B) {
+	dir := benchDir(b)
+	langs := registry()
+	wr, err := walk(context.Background(), dir, DefaultMaxFileSize, langByExt(langs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, f := range wr.files {
+		total += f.size
+	}
+	b.SetBytes(total)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bareParse(b, dir, wr.files, runtime.NumCPU())
+	}
+}
+
+func bareParse(b *testing.B, dir string, files []walkFile, workers int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parsers := map[*language]*sitter.Parser{}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					break
+				}
+				f := files[i]
+				if f.lang == nil {
+					continue
+				}
+				src, err := os.ReadFile(filepath.Join(dir, f.rel))
+				if err != nil {
+					continue
+				}
+				p := parsers[f.lang]
+				if p == nil {
+					p = sitter.NewParser()
+					p.SetLanguage(f.lang.grammar())
+					parsers[f.lang] = p
+				}
+				tree, err := p.ParseCtx(context.Background(), nil, src)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				tree.Close()
+			}
+			for _, p := range parsers {
+				p.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// copyCorpus copies the corpus to a temp dir so a cache can be written.
+func copyCorpus(b *testing.B, dir string) string {
+	dst := b.TempDir()
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dst
+}
+
+// BenchmarkReopen re-opens an unchanged, already cached project.
+func BenchmarkReopen(b *testing.B) {
+	dir := copyCorpus(b, benchDir(b))
+	p, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := p.Report(); r.Parsed != 0 {
+			b.Fatalf("reopen parsed %d files", r.Parsed)
+		}
+		p.Close()
+	}
+}
+
+// BenchmarkUpdateOneFile applies one changed file to an open project.
+func BenchmarkUpdateOneFile(b *testing.B) {
+	dir := copyCorpus(b, benchDir(b))
+	p, err := Open(context.Background(), dir, Options{NoCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	target := filepath.Join(dir, "argparse.py")
+	orig, err := os.ReadFile(target)
+	if err != nil {
+		b.Skip("no argparse.py in corpus")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		content := append(append([]byte(nil), orig...), []byte("\ndef _bench_added_"+string(rune('a'+i%26))+"():\n    return len([])\n")...)
+		b.StopTimer()
+		if err := os.WriteFile(target, content, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := p.UpdateFiles(context.Background(), []string{target}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

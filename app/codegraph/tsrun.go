@@ -1,0 +1,168 @@
+package codegraph
+
+/*
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+// The tree-sitter C API, declared here rather than included: the library and
+// grammars are compiled into the binary by github.com/smacker/go-tree-sitter
+// (imported by the language files), so only the prototypes are needed.
+typedef struct TSLanguage TSLanguage;
+typedef struct TSParser TSParser;
+typedef struct TSTree TSTree;
+typedef struct TSQuery TSQuery;
+typedef struct TSQueryCursor TSQueryCursor;
+typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
+typedef struct { TSNode node; uint32_t index; } TSQueryCapture;
+typedef struct { uint32_t id; uint16_t pattern_index; uint16_t capture_count; const TSQueryCapture *captures; } TSQueryMatch;
+
+extern TSParser *ts_parser_new(void);
+extern void ts_parser_delete(TSParser *);
+extern bool ts_parser_set_language(TSParser *, const TSLanguage *);
+extern TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
+extern void ts_parser_reset(TSParser *);
+extern void ts_tree_delete(TSTree *);
+extern TSNode ts_tree_root_node(const TSTree *);
+extern bool ts_node_has_error(TSNode);
+extern uint32_t ts_node_start_byte(TSNode);
+extern uint32_t ts_node_end_byte(TSNode);
+extern TSQuery *ts_query_new(const TSLanguage *, const char *, uint32_t, uint32_t *, int *);
+extern void ts_query_delete(TSQuery *);
+extern uint32_t ts_query_capture_count(const TSQuery *);
+extern const char *ts_query_capture_name_for_id(const TSQuery *, uint32_t, uint32_t *);
+extern TSQueryCursor *ts_query_cursor_new(void);
+extern void ts_query_cursor_delete(TSQueryCursor *);
+extern void ts_query_cursor_exec(TSQueryCursor *, const TSQuery *, TSNode);
+extern bool ts_query_cursor_next_match(TSQueryCursor *, TSQueryMatch *);
+
+typedef struct {
+	uint32_t *data;
+	size_t len, cap;
+	int has_error;
+	int ok;
+} cl_result;
+
+static int cl_push(cl_result *r, uint32_t v) {
+	if (r->len == r->cap) {
+		size_t nc = r->cap ? r->cap * 2 : 8192;
+		uint32_t *nd = realloc(r->data, nc * sizeof(uint32_t));
+		if (!nd) return 0;
+		r->data = nd;
+		r->cap = nc;
+	}
+	r->data[r->len++] = v;
+	return 1;
+}
+
+// cl_run parses src and runs q over the tree, returning every match as
+// [pattern, capture count, (capture id, start byte, end byte)...]: one C call
+// per file instead of several per captured node.
+static cl_result cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n) {
+	cl_result r = {0};
+	TSTree *t = ts_parser_parse_string(p, NULL, src, n);
+	if (!t) {
+		ts_parser_reset(p);
+		return r;
+	}
+	TSNode root = ts_tree_root_node(t);
+	r.has_error = ts_node_has_error(root);
+	r.ok = 1;
+	ts_query_cursor_exec(c, q, root);
+	TSQueryMatch m;
+	while (ts_query_cursor_next_match(c, &m)) {
+		if (!cl_push(&r, m.pattern_index) || !cl_push(&r, m.capture_count)) { r.ok = -1; break; }
+		for (uint16_t i = 0; i < m.capture_count; i++) {
+			TSNode nd = m.captures[i].node;
+			if (!cl_push(&r, m.captures[i].index) || !cl_push(&r, ts_node_start_byte(nd)) || !cl_push(&r, ts_node_end_byte(nd))) { r.ok = -1; break; }
+		}
+		if (r.ok < 0) break;
+	}
+	ts_tree_delete(t);
+	return r;
+}
+
+static TSQuery *cl_query_new(const TSLanguage *l, const char *src, uint32_t n, uint32_t *off, int *typ) {
+	return ts_query_new(l, src, n, off, typ);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// tsRunner owns a C parser, query and cursor for one language; not safe for
+// concurrent use.
+type tsRunner struct {
+	parser *C.TSParser
+	query  *C.TSQuery
+	cursor *C.TSQueryCursor
+	names  []string // capture names by id
+}
+
+// langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
+// (its only field).
+func langPtr(l *sitter.Language) *C.TSLanguage {
+	return *(**C.TSLanguage)(unsafe.Pointer(l))
+}
+
+// newTSRunner compiles query for grammar.
+func newTSRunner(grammar *sitter.Language, query string) (*tsRunner, error) {
+	lp := langPtr(grammar)
+	cq := C.CString(query)
+	defer C.free(unsafe.Pointer(cq))
+	var off C.uint32_t
+	var typ C.int
+	q := C.cl_query_new(lp, cq, C.uint32_t(len(query)), &off, &typ)
+	if q == nil {
+		return nil, fmt.Errorf("query error type %d at offset %d: %.40q", int(typ), int(off), query[min(int(off), len(query)):])
+	}
+	p := C.ts_parser_new()
+	if !C.ts_parser_set_language(p, lp) {
+		C.ts_query_delete(q)
+		C.ts_parser_delete(p)
+		return nil, errors.New("incompatible grammar version")
+	}
+	r := &tsRunner{parser: p, query: q, cursor: C.ts_query_cursor_new()}
+	n := int(C.ts_query_capture_count(q))
+	for i := 0; i < n; i++ {
+		var ln C.uint32_t
+		s := C.ts_query_capture_name_for_id(q, C.uint32_t(i), &ln)
+		r.names = append(r.names, C.GoStringN(s, C.int(ln)))
+	}
+	return r, nil
+}
+
+// run parses src and returns the flattened matches and whether the tree has
+// syntax errors.
+func (r *tsRunner) run(src []byte) ([]uint32, bool, error) {
+	if len(src) == 0 {
+		src = []byte{'\n'}
+	}
+	p := (*C.char)(unsafe.Pointer(&src[0]))
+	res := C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)))
+	defer C.free(unsafe.Pointer(res.data))
+	switch {
+	case res.ok == 0:
+		return nil, false, errors.New("tree-sitter returned no tree")
+	case res.ok < 0:
+		return nil, false, errors.New("out of memory collecting query matches")
+	}
+	out := make([]uint32, int(res.len))
+	if res.len > 0 {
+		copy(out, unsafe.Slice((*uint32)(unsafe.Pointer(res.data)), int(res.len)))
+	}
+	return out, res.has_error != 0, nil
+}
+
+// close frees the C objects.
+func (r *tsRunner) close() {
+	C.ts_query_cursor_delete(r.cursor)
+	C.ts_query_delete(r.query)
+	C.ts_parser_delete(r.parser)
+}
