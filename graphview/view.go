@@ -233,8 +233,8 @@ func (ix *Index) viewNode(n *codegraph.Node, cluster string) ViewNode {
 // folderOf is the cluster name of a file: its folder ("." for the root).
 func folderOf(p string) string {
 	d := path.Dir(p)
-	if d == "" {
-		return "."
+	if d == "" || d == "." {
+		return "(project root)"
 	}
 	return d
 }

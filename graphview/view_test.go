@@ -36,7 +36,7 @@ func TestOverviewShowsFilesClusteredByFolderWithLiftedEdges(t *testing.T) {
 	for _, n := range v.Nodes {
 		clusters[n.ID] = n.Cluster
 	}
-	if clusters["f:a"] != "pkg" || clusters["f:main"] != "." || clusters["p:req"] != "external packages" {
+	if clusters["f:a"] != "pkg" || clusters["f:main"] != "(project root)" || clusters["p:req"] != "external packages" {
 		t.Errorf("clusters = %v", clusters)
 	}
 	for _, c := range []struct {

@@ -34,6 +34,8 @@ type AutomationState struct {
 	Dirty     bool            `json:"dirty"`
 	Versions  int             `json:"versions"`
 	Scale     float32         `json:"scale"`
+	EditBtn   AutoBox         `json:"edit_button"` // the code pane's Edit/View button
+	Editor    AutoBox         `json:"editor"`      // the code pane's text area
 	Extra     json.RawMessage `json:"extra,omitempty"`
 }
 
@@ -71,6 +73,14 @@ func (w *Workbench) State() AutomationState {
 	if d := fyne.CurrentApp().Driver(); d != nil {
 		origin = d.AbsolutePositionForObject(w.graph)
 	}
+	box := func(o fyne.CanvasObject) AutoBox {
+		if d := fyne.CurrentApp().Driver(); d != nil && o.Visible() {
+			p, sz := d.AbsolutePositionForObject(o), o.Size()
+			return AutoBox{p.X, p.Y, sz.Width, sz.Height}
+		}
+		return AutoBox{}
+	}
+	s.EditBtn, s.Editor = box(w.code.editBtn), box(w.code.stack)
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
 	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {

@@ -48,6 +48,8 @@ func (e *codeEntry) TypedShortcut(s fyne.Shortcut) {
 type CodePane struct {
 	// OnSave is called with the editor's text when the user saves.
 	OnSave func(text string)
+	// Focus gives the keyboard focus to the editor (set by the window).
+	Focus func(fyne.Focusable)
 
 	header  *widget.Label
 	editBtn *widget.Button
@@ -175,8 +177,8 @@ func (c *CodePane) SetEditing(on bool) {
 		c.editBtn.SetText("View")
 		c.editor.CursorRow = max(0, c.markStart-1)
 		c.editor.Refresh()
-		if cv := fyne.CurrentApp().Driver().CanvasForObject(c.editor); cv != nil {
-			cv.Focus(c.editor)
+		if c.Focus != nil {
+			c.Focus(c.editor)
 		}
 	} else {
 		c.editor.Hide()

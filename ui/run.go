@@ -39,6 +39,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	}
 	a := app.NewWithID(AppID)
 	a.SetIcon(Icon())
+	a.Settings().SetTheme(newLightTheme())
 	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs})
 	if err != nil {
 		return fmt.Errorf("open window: %w", err)

@@ -151,6 +151,7 @@ func (w *Workbench) build() {
 
 	w.code = NewCodePane()
 	w.code.OnSave = w.save
+	w.code.Focus = func(f fyne.Focusable) { w.win.Canvas().Focus(f) }
 
 	w.treeModel = buildTree(nil, "")
 	w.tree = widget.NewTree(
@@ -568,6 +569,7 @@ func (w *Workbench) selectNode(id string, fromGraph bool) {
 		}
 	}
 	w.treeSync = true
+	w.openTreeAncestors(id)
 	w.tree.Select(id)
 	w.tree.ScrollTo(id)
 	w.treeSync = false
@@ -601,7 +603,7 @@ func (w *Workbench) openCode(n *codegraph.Node) {
 		start, end = 0, 0
 	}
 	w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
-	w.setStatus(graphview.Tooltip(n))
+	w.setStatus(strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  "))
 }
 
 func firstNonEmpty(s ...string) string {
@@ -611,6 +613,23 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// openTreeAncestors opens the tree branches above id so it can be shown.
+func (w *Workbench) openTreeAncestors(id string) {
+	parent := map[string]string{}
+	for p, kids := range w.treeModel.children {
+		for _, k := range kids {
+			parent[k] = p
+		}
+	}
+	var chain []string
+	for cur, i := parent[id], 0; cur != "" && i < 64; cur, i = parent[cur], i+1 {
+		chain = append(chain, cur)
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		w.tree.OpenBranch(chain[i])
+	}
 }
 
 // jumpTo searches the graph for q and selects the best match.

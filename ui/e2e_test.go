@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndGUI drives the real binary in a real window under Xvfb with
+// xdotool: it opens a copy of the sample project, waits for the graph,
+// expands a file, clicks a function, checks the code pane shows that
+// function's code, edits it (a new function), saves with Ctrl+S and checks
+// the file, the version history and the graph (the new function appears).
+//
+// It runs only when CODELOOM_E2E_BIN names the codeloom binary
+// (scripts/e2e-gui.sh sets it). Screenshots go to CODELOOM_E2E_OUT (default:
+// the test's temp dir).
+func TestEndToEndGUI(t *testing.T) {
+	bin := os.Getenv("CODELOOM_E2E_BIN")
+	if bin == "" {
+		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
+	}
+	for _, tool := range []string{"Xvfb", "xdotool", "import"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required for the GUI end-to-end test (make deps installs it): %v", tool, err)
+		}
+	}
+	bin, _ = filepath.Abs(bin)
+	tmp := t.TempDir()
+	out := os.Getenv("CODELOOM_E2E_OUT")
+	if out == "" {
+		out = tmp
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(tmp, "sample")
+	copyTree(t, filepath.Join("..", "assets", "sample"), project)
+
+	display := startXvfb(t)
+	state := filepath.Join(tmp, "state.json")
+	app := exec.Command(bin, "open", project)
+	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state,
+		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
+	logf, err := os.Create(filepath.Join(out, "e2e-app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	app.Stdout, app.Stderr = logf, logf
+	if err := app.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	t.Cleanup(func() {
+		app.Process.Kill()
+		<-exited
+	})
+	x := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, b)
+		}
+	}
+	shot := func(name string) {
+		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("screenshot %s: %v: %s", name, err, b)
+		}
+	}
+	wait := func(what string, timeout time.Duration, ok func(AutomationState) bool) AutomationState {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		var last AutomationState
+		for time.Now().Before(deadline) {
+			select {
+			case err := <-exited:
+				t.Fatalf("app exited while waiting for %s: %v (log: %s)", what, err, filepath.Join(out, "e2e-app.log"))
+			default:
+			}
+			if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &last) == nil && ok(last) {
+				return last
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+		shot("e2e-timeout.png")
+		t.Fatalf("timed out waiting for %s; last state: title %q status %q view %q nodes %d selected %q",
+			what, last.Title, last.Status, last.ViewTitle, last.NodeCount, last.Selected)
+		return last
+	}
+	click := func(xp, yp float32, double bool) {
+		t.Helper()
+		x("mousemove", fmt.Sprint(int(xp)), fmt.Sprint(int(yp)))
+		time.Sleep(100 * time.Millisecond)
+		if double {
+			x("click", "--repeat", "2", "--delay", "80", "1")
+		} else {
+			x("click", "1")
+		}
+	}
+	find := func(s AutomationState, label string) (AutoNode, bool) {
+		for _, n := range s.Nodes {
+			if n.Label == label {
+				return n, true
+			}
+		}
+		return AutoNode{}, false
+	}
+
+	// 1. The window opens on the project and draws the overview.
+	s := wait("the graph", 90*time.Second, func(s AutomationState) bool { return !s.Indexing && s.NodeCount > 0 })
+	if want := "CodeLoom — sample"; s.Title != want {
+		t.Errorf("window title %q, want %q", s.Title, want)
+	}
+	file, ok := find(s, "pricing.py")
+	if !ok {
+		t.Fatalf("pricing.py not drawn; nodes: %+v", s.Nodes)
+	}
+	shot("e2e-1-overview.png")
+
+	// 2. Double-click the file: it expands to show its functions.
+	click(file.X, file.Y, true)
+	s = wait("pricing.py expanded", 30*time.Second, func(s AutomationState) bool { _, ok := find(s, "bulk_discount()"); return ok })
+	fn, _ := find(s, "bulk_discount()")
+	time.Sleep(500 * time.Millisecond) // let the double-click timer lapse
+
+	// 3. Click the function: it is selected and its code fills the code pane.
+	click(fn.X, fn.Y, false)
+	s = wait("bulk_discount selected", 20*time.Second, func(s AutomationState) bool { return s.Selected == fn.ID && s.CodeNode == fn.ID })
+	if !strings.HasPrefix(strings.TrimSpace(s.Code), "def bulk_discount(") {
+		t.Errorf("code pane shows %q, want the code of bulk_discount", s.Code)
+	}
+	if s.CodePath != "inventory/pricing.py" {
+		t.Errorf("code pane path %q", s.CodePath)
+	}
+	disk, err := os.ReadFile(filepath.Join(project, "inventory", "pricing.py"))
+	if err != nil || !strings.Contains(string(disk), s.Code) {
+		t.Errorf("the code pane's text is not the file's code (err %v)", err)
+	}
+	shot("e2e-2-selected.png")
+
+	// 4. Edit: insert a new function above bulk_discount and save with Ctrl+S.
+	nodesBefore := s.NodeCount
+	click(s.EditBtn.X+s.EditBtn.W/2, s.EditBtn.Y+s.EditBtn.H/2, false)
+	s = wait("the editor", 10*time.Second, func(s AutomationState) bool { return s.Editing })
+	time.Sleep(300 * time.Millisecond)
+	for _, line := range []string{"def added_by_e2e():", "    return bulk_discount(100)", "", ""} {
+		if line != "" {
+			x("type", "--delay", "15", line)
+		}
+		x("key", "Return")
+		if strings.HasPrefix(line, "    ") {
+			x("key", "Home") // the editor keeps no indent, but be safe about auto-indent
+		}
+	}
+	s = wait("the edit", 10*time.Second, func(s AutomationState) bool { return s.Dirty })
+	shot("e2e-3-editing.png")
+	x("key", "ctrl+s")
+	s = wait("save and re-index", 30*time.Second, func(s AutomationState) bool {
+		_, ok := find(s, "added_by_e2e()")
+		return !s.Dirty && ok && s.Versions >= 1
+	})
+	disk, err = os.ReadFile(filepath.Join(project, "inventory", "pricing.py"))
+	if err != nil || !strings.Contains(string(disk), "def added_by_e2e():\n    return bulk_discount(100)") {
+		t.Errorf("saved file lacks the edit (err %v):\n%s", err, disk)
+	}
+	if s.NodeCount != nodesBefore+1 {
+		t.Errorf("graph has %d nodes after adding a function, want %d", s.NodeCount, nodesBefore+1)
+	}
+	if _, err := exec.Command("python3", "-c", "import ast,sys; ast.parse(open(sys.argv[1]).read())", filepath.Join(project, "inventory", "pricing.py")).CombinedOutput(); err != nil {
+		t.Errorf("saved file is not valid Python: %v", err)
+	}
+	shot("e2e-4-saved.png")
+}
+
+// startXvfb starts a private X server and returns its DISPLAY.
+func startXvfb(t *testing.T) string {
+	t.Helper()
+	for n := 91; n < 120; n++ {
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
+			continue
+		}
+		disp := fmt.Sprintf(":%d", n)
+		cmd := exec.Command("Xvfb", disp, "-screen", "0", "1400x900x24", "-nolisten", "tcp")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start Xvfb: %v", err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+		for i := 0; i < 50; i++ {
+			if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
+				return disp
+			}
+			select {
+			case <-done:
+				t.Fatalf("Xvfb %s exited at start", disp)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		t.Fatalf("Xvfb %s did not come up", disp)
+	}
+	t.Fatal("no free X display number")
+	return ""
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && (d.Name() == ".codeloom" || d.Name() == "__pycache__") {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+}
