@@ -60,6 +60,21 @@ type fileBuild struct {
 	ids    []string // node ID per definition
 	scope  map[string]binding
 	nested map[nestKey]int32 // (parent def, name) → def
+	hints  map[hintKey][]string
+}
+
+// hintKey names a variable in a scope: a definition (or -1 for the module),
+// or, for "self.x" style attributes, the class definition.
+// defLocation is a definition's file and index.
+type defLocation struct {
+	fb  *fileBuild
+	idx int32
+}
+
+type hintKey struct {
+	scope int32
+	attr  bool
+	name  string
 }
 
 type nestKey struct {
@@ -72,11 +87,13 @@ type builder struct {
 	in       buildInput
 	g        *Graph
 	files    []*fileBuild
-	modules  map[string][]*fileBuild          // family\x00key → files
-	top      map[string]map[string]string     // family\x00key → name → node ID
-	members  map[string]map[string]string     // class ID → member name → node ID
-	bases    map[string][]string              // class ID → base class IDs
-	packages map[string]map[string]string     // family → package name → node ID
+	modules  map[string][]*fileBuild      // family\x00key → files
+	top      map[string]map[string]string // family\x00key → name → node ID
+	members  map[string]map[string]string // class ID → member name → node ID
+	bases    map[string][]string          // class ID → base class IDs
+	extBase  map[string]bool              // class ID → has a base outside the project
+	defLoc   map[string]defLocation       // definition node ID → where it is defined
+	packages map[string]map[string]string // family → package name → node ID
 	edgeSeen map[edgeKey]bool
 }
 
@@ -95,6 +112,8 @@ func build(in buildInput) *Graph {
 		top:      map[string]map[string]string{},
 		members:  map[string]map[string]string{},
 		bases:    map[string][]string{},
+		extBase:  map[string]bool{},
+		defLoc:   map[string]defLocation{},
 		packages: map[string]map[string]string{},
 		edgeSeen: map[edgeKey]bool{},
 	}
@@ -247,6 +266,7 @@ func (b *builder) addFile(fb *fileBuild) {
 		id := nodeID(d.Kind, q, fd.Path, dups[dk])
 		dups[dk]++
 		fb.ids[i] = id
+		b.defLoc[id] = defLocation{fb, int32(i)}
 		parent := fb.fileID
 		if d.Parent >= 0 {
 			parent = fb.ids[d.Parent]
@@ -449,6 +469,8 @@ func (b *builder) buildScope(fb *fileBuild) {
 			if pkg != "" {
 				b.addEdge(fb.fileID, pkg, EdgeImports, im.Line)
 				b.g.stats.External++
+			} else if fb.lang.stdlib != nil && fb.lang.stdlib(im.Module) {
+				b.g.stats.External++
 			} else {
 				b.unresolved(fb, "import", im.Module, im.Line)
 			}
@@ -518,6 +540,63 @@ func (b *builder) buildScope(fb *fileBuild) {
 		}
 	}
 	b.g.imports[fd.Path] = spans
+	// Variable types from constructor assignments and annotations.
+	for _, r := range fd.Refs {
+		if r.Kind != refAssign {
+			continue
+		}
+		k := hintKey{scope: r.Def, name: r.Name}
+		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
+			ci := enclosingClassIdx(fd, r.Def)
+			if ci < 0 {
+				continue
+			}
+			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
+		}
+		if fb.hints == nil {
+			fb.hints = map[hintKey][]string{}
+		}
+		if !containsStr(fb.hints[k], r.Object) {
+			fb.hints[k] = append(fb.hints[k], r.Object)
+		}
+	}
+}
+
+// enclosingClassIdx returns the nearest class definition around def in the
+// same file, or -1.
+func enclosingClassIdx(fd *fileData, def int32) int32 {
+	for d := def; d >= 0; d = fd.Defs[d].Parent {
+		if fd.Defs[d].Kind == KindClass {
+			return d
+		}
+	}
+	return -1
+}
+
+// hintFor returns the one type recorded for variable obj as seen from def,
+// with the scope it was recorded in.
+func (fb *fileBuild) hintFor(obj string, def int32) (string, int32, bool) {
+	if fb.hints == nil {
+		return "", 0, false
+	}
+	if o, rest, ok := strings.Cut(obj, "."); ok && (containsStr(fb.lang.selfNames, o) || o == goReceiverVar(fb, def)) {
+		ci := enclosingClassIdx(fb.fd, def)
+		if ts := fb.hints[hintKey{scope: ci, attr: true, name: "self." + rest}]; ci >= 0 && len(ts) == 1 {
+			return ts[0], def, true
+		}
+		return "", 0, false
+	}
+	for d := def; ; d = fb.fd.Defs[d].Parent {
+		if ts, ok := fb.hints[hintKey{scope: d, name: obj}]; ok {
+			if len(ts) == 1 {
+				return ts[0], d, true
+			}
+			return "", 0, false
+		}
+		if d < 0 {
+			return "", 0, false
+		}
+	}
 }
 
 // defaultLocal is the name an import without alias binds.
@@ -616,7 +695,7 @@ func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
 	family := fb.lang.family
 	st := &b.g.stats
 	for _, r := range fd.Refs {
-		if (r.Kind == refInherit) != inherits {
+		if r.Kind == refAssign || (r.Kind == refInherit) != inherits {
 			continue
 		}
 		src := fb.fileID
@@ -632,7 +711,7 @@ func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
 			ek = EdgeInherits
 			kindName = "inherit"
 		}
-		target, outcome := b.resolveRef(fb, family, r)
+		target, outcome := b.resolveRef(fb, family, r, 0)
 		switch outcome {
 		case outResolved:
 			if r.Kind == refUse && target == src {
@@ -649,8 +728,14 @@ func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
 			if r.Kind != refUse {
 				st.External++
 			}
+			if r.Kind == refInherit {
+				b.extBase[src] = true
+			}
 		case outBuiltin:
 		case outUnresolved:
+			if r.Kind == refInherit {
+				b.extBase[src] = true
+			}
 			if r.Kind != refUse {
 				name := r.Name
 				if r.Object != "" {
@@ -671,7 +756,87 @@ const (
 	outUnresolved
 )
 
-func (b *builder) resolveRef(fb *fileBuild, family string, r refRec) (string, outcome) {
+// memberOutcome looks name up in class cls; a miss in a class with a base
+// outside the project is external (the member may be inherited from it).
+func (b *builder) memberOutcome(cls, name string, skipSelf bool) (string, outcome) {
+	if id, ok := b.member(cls, name, skipSelf); ok {
+		return id, outResolved
+	}
+	seen := map[string]bool{cls: true}
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		if b.extBase[queue[i]] {
+			return "", outExternal
+		}
+		for _, base := range b.bases[queue[i]] {
+			if !seen[base] {
+				seen[base] = true
+				queue = append(queue, base)
+			}
+		}
+	}
+	return "", outUnresolved
+}
+
+// resolveType resolves a type expression written in scope def to a class.
+func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, depth int) (string, outcome) {
+	t := strings.TrimLeft(strings.TrimSpace(typ), "*&")
+	if i := strings.IndexAny(t, "[(<"); i > 0 {
+		t = t[:i]
+	}
+	obj, name := "", t
+	if i := strings.LastIndex(t, "."); i > 0 {
+		obj, name = t[:i], t[i+1:]
+	}
+	if t == "" || strings.ContainsAny(t[:1], "\"'[{`") {
+		return "", outBuiltin // a literal: list, dict, str…
+	}
+	id, out := b.resolveRef(fb, family, refRec{Kind: refUse, Name: name, Object: obj, Def: def}, depth+1)
+	if out == outResolved {
+		n := b.g.byID[id]
+		if n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+			// A call result: the function's recorded result type.
+			if loc, ok := b.defLoc[id]; ok && loc.fb.hints != nil {
+				if ts := loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}]; len(ts) == 1 && depth < 4 {
+					return b.resolveType(loc.fb, family, ts[0], loc.idx, depth+1)
+				}
+			}
+			return "", outUnresolved
+		}
+		if n == nil || n.Kind != KindClass {
+			return "", outUnresolved
+		}
+	}
+	if out == outBuiltin {
+		out = outExternal
+	}
+	return id, out
+}
+
+func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) (string, outcome) {
+	if depth > 4 {
+		return "", outUnresolved
+	}
+	if r.Object != "" {
+		if typ, scope, ok := fb.hintFor(r.Object, r.Def); ok {
+			cls, out := b.resolveType(fb, family, typ, scope, depth)
+			if out != outResolved {
+				return "", out
+			}
+			return b.memberOutcome(cls, r.Name, false)
+		}
+		if c := r.Object[0]; c == '"' || c == '\'' || c == '[' || c == '{' || c == '`' {
+			return "", outBuiltin // a method of a literal
+		}
+		if strings.HasSuffix(r.Object, "()") && isDottedIdent(r.Object[:len(r.Object)-2]) {
+			// Foo().method(): the constructor's class, or a function's result type.
+			cls, out := b.resolveType(fb, family, r.Object[:len(r.Object)-2], r.Def, depth)
+			if out != outResolved {
+				return "", out
+			}
+			return b.memberOutcome(cls, r.Name, false)
+		}
+	}
 	if r.Object == "" {
 		bd, ok := fb.lookupName(r.Name, r.Def)
 		if !ok {
@@ -694,20 +859,14 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec) (string, ou
 		if !ok {
 			return "", outUnresolved
 		}
-		if id, ok := b.member(cls, r.Name, false); ok {
-			return id, outResolved
-		}
-		return "", outUnresolved
+		return b.memberOutcome(cls, r.Name, false)
 	}
 	if obj == "super()" || strings.HasPrefix(obj, "super(") {
 		cls, ok := b.enclosingClass(fb, r.Def)
 		if !ok {
 			return "", outUnresolved
 		}
-		if id, ok := b.member(cls, r.Name, true); ok {
-			return id, outResolved
-		}
-		return "", outUnresolved
+		return b.memberOutcome(cls, r.Name, true)
 	}
 	if !isDottedIdent(obj) {
 		return "", outUnresolved
@@ -726,9 +885,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec) (string, ou
 	case bDef:
 		if len(segs) == 1 {
 			if n := b.g.byID[bd.id]; n != nil && n.Kind == KindClass {
-				if id, ok := b.member(bd.id, r.Name, false); ok {
-					return id, outResolved
-				}
+				return b.memberOutcome(bd.id, r.Name, false)
 			}
 		}
 		return "", outUnresolved
@@ -743,8 +900,8 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec) (string, ou
 			// A class in the module, then a member of it.
 			if i == len(segs)-2 {
 				if cid, ok := b.top[modKey(family, key)][s]; ok {
-					if id, ok := b.member(cid, r.Name, false); ok {
-						return id, outResolved
+					if n := b.g.byID[cid]; n != nil && n.Kind == KindClass {
+						return b.memberOutcome(cid, r.Name, false)
 					}
 				}
 			}

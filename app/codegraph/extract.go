@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
 )
 
 // fileData is everything extracted from one file. It is the unit of caching:
@@ -54,7 +53,12 @@ const (
 	refCall refKind = iota
 	refUse
 	refInherit
+	refAssign // Name is a variable (or self.attr) given the type Object
 )
+
+// returnHint is the variable name under which a function's result type is
+// recorded (from a return annotation or a returned constructor call).
+const returnHint = "<return>"
 
 // refRec is one reference (call, use, base class) in a file.
 type refRec struct {
@@ -106,6 +110,7 @@ const (
 	capRefCall
 	capRefUse
 	capRefInherit
+	capRefAssign
 	capObject
 	capImport
 	capModule
@@ -121,7 +126,7 @@ var roleNames = map[string]captureRole{
 	"def.class": capDefClass, "def.function": capDefFunction, "def.method": capDefMethod,
 	"name": capName, "body": capBody, "receiver": capReceiver, "receiver.name": capSelfVar,
 	"doc.owner": capDocOwner, "doc": capDoc,
-	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "object": capObject,
+	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn,
 }
@@ -218,7 +223,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capImport, capEnv, capExportDefault:
+				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault:
 				main = cp
 			}
 		}
@@ -271,16 +276,25 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 			if dc, ok := get(capDoc); ok {
 				docs = append(docs, docAt{main, dc})
 			}
-		case capRefCall, capRefUse, capRefInherit:
+		case capRefCall, capRefUse, capRefInherit, capRefAssign:
 			nm, ok := get(capName)
 			if !ok {
-				continue
+				if main.role != capRefAssign {
+					continue
+				}
+				// A function's result type: "<return>" in the function.
+				nm = capture{role: capName, start: main.start, end: main.start}
 			}
 			r := refRec{Kind: refCall, Name: text(nm), Line: li.line(nm.start)}
+			if nm.end == nm.start {
+				r.Name = returnHint
+			}
 			if main.role == capRefUse {
 				r.Kind = refUse
 			} else if main.role == capRefInherit {
 				r.Kind = refInherit
+			} else if main.role == capRefAssign {
+				r.Kind = refAssign
 			}
 			if ob, ok := get(capObject); ok {
 				r.Object = text(ob)

@@ -39,19 +39,19 @@ type importSpan struct {
 
 // Stats summarises a graph.
 type Stats struct {
-	Files           int              `json:"files"`
-	FilesByLanguage map[string]int   `json:"files_by_language"`
-	Lines           int              `json:"lines"`
-	Bytes           int64            `json:"bytes"`
-	NodesByKind     map[Kind]int     `json:"nodes_by_kind"`
-	EdgesByKind     map[EdgeKind]int `json:"edges_by_kind"`
-	Nodes           int              `json:"nodes"`
-	Edges           int              `json:"edges"`
-	Resolved        int              `json:"resolved_refs"`   // references bound to a node
-	External        int              `json:"external_refs"`   // references into code outside the project
-	Unresolved      int              `json:"unresolved_refs"` // references that could not be bound
-	UnresolvedByKind map[string]int  `json:"unresolved_by_kind"`
-	UnresolvedSample []UnresolvedRef `json:"unresolved_sample,omitempty"`
+	Files            int              `json:"files"`
+	FilesByLanguage  map[string]int   `json:"files_by_language"`
+	Lines            int              `json:"lines"`
+	Bytes            int64            `json:"bytes"`
+	NodesByKind      map[Kind]int     `json:"nodes_by_kind"`
+	EdgesByKind      map[EdgeKind]int `json:"edges_by_kind"`
+	Nodes            int              `json:"nodes"`
+	Edges            int              `json:"edges"`
+	Resolved         int              `json:"resolved_refs"`   // references bound to a node
+	External         int              `json:"external_refs"`   // references into code outside the project
+	Unresolved       int              `json:"unresolved_refs"` // references that could not be bound
+	UnresolvedByKind map[string]int   `json:"unresolved_by_kind"`
+	UnresolvedSample []UnresolvedRef  `json:"unresolved_sample,omitempty"`
 }
 
 // UnresolvedRef is one reference that could not be bound to a definition.

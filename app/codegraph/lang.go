@@ -57,6 +57,9 @@ type language struct {
 	// packageName maps an import string to the external package it names, for
 	// matching against manifest packages ("" when none).
 	packageName func(module string) string
+	// stdlib reports imports of the language's standard library (external,
+	// not unresolved, when the project does not define them).
+	stdlib func(module string) bool
 	// qualSep separates the module key from definition names in qualified names.
 	qualSep string
 }

@@ -29,6 +29,10 @@ const goQuery = `
 (field_declaration_list (field_declaration !name type: (type_identifier) @name) @ref.inherit)
 (field_declaration_list (field_declaration !name type: (pointer_type (type_identifier) @name)) @ref.inherit)
 
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (composite_literal type: [(type_identifier) (qualified_type)] @object))) @ref.assign
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (unary_expression operand: (composite_literal type: [(type_identifier) (qualified_type)] @object)))) @ref.assign
+(parameter_declaration name: (identifier) @name type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
+
 (import_spec name: (_)? @alias path: (interpreted_string_literal) @module) @import
 
 (call_expression function: (selector_expression) @object arguments: (argument_list . (interpreted_string_literal) @name)) @env
@@ -49,7 +53,11 @@ func newGo() *language {
 		moduleKeys:  goModuleKeys,
 		importKeys:  func(_ *projectInfo, _ string, module string) []string { return []string{module} },
 		packageName: func(module string) string { return module },
-		qualSep:     ".",
+		stdlib: func(module string) bool {
+			first, _, _ := strings.Cut(module, "/")
+			return !strings.Contains(first, ".")
+		},
+		qualSep: ".",
 	}
 }
 

@@ -23,6 +23,8 @@ const jsCommonQuery = `
 (new_expression constructor: (identifier) @name) @ref.call
 (new_expression constructor: (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.call
 (arguments (identifier) @name) @ref.use
+(variable_declarator name: (identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 
 (import_statement (import_clause (identifier) @alias @default) source: (string) @module) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
@@ -71,7 +73,11 @@ func newJSLike(name string, exts []string, grammar func() *sitter.Language, q st
 		moduleKeys:  jsModuleKeys,
 		importKeys:  jsImportKeys,
 		packageName: jsPackageName,
-		qualSep:     ":",
+		stdlib: func(module string) bool {
+			first, _, _ := strings.Cut(strings.TrimPrefix(module, "node:"), "/")
+			return strings.HasPrefix(module, "node:") || nodeBuiltins[first]
+		},
+		qualSep: ":",
 	}
 }
 
@@ -150,3 +156,9 @@ func jsPackageName(module string) string {
 	}
 	return parts[0]
 }
+
+// nodeBuiltins are Node.js core modules.
+var nodeBuiltins = setOf(`assert async_hooks buffer child_process cluster console constants crypto dgram
+diagnostics_channel dns domain events fs http http2 https inspector module net os path perf_hooks process
+punycode querystring readline repl stream string_decoder sys timers tls trace_events tty url util v8 vm
+wasi worker_threads zlib test`)

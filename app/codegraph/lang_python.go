@@ -31,6 +31,15 @@ const pythonQuery = `
 (type (identifier) @name) @ref.use
 (except_clause (identifier) @name) @ref.use
 
+(assignment left: (identifier) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
+(function_definition return_type: (type [(identifier) (attribute)] @object)) @ref.assign
+(return_statement (call function: [(identifier) (attribute)] @object)) @ref.assign
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (identifier) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
+(typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
+
 (import_statement name: (dotted_name) @module) @import
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
 (import_from_statement module_name: (_) @module name: (dotted_name) @name) @import
@@ -57,6 +66,7 @@ func newPython() *language {
 		moduleKeys:  pyModuleKeys,
 		importKeys:  pyImportKeys,
 		packageName: pyPackageName,
+		stdlib:      func(module string) bool { return pyStdlib[topModule(module)] },
 		qualSep:     ".",
 	}
 }
@@ -182,3 +192,30 @@ func normPyName(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	return strings.NewReplacer("-", "_", ".", "_").Replace(s)
 }
+
+// topModule is the first dotted component of a module name.
+func topModule(module string) string {
+	top, _, _ := strings.Cut(module, ".")
+	return top
+}
+
+// pyStdlib lists the top-level modules of the Python 3.11 standard library
+// (sys.stdlib_module_names): imports of these are external, not unresolved.
+var pyStdlib = setOf(`__future__ _thread abc aifc antigravity argparse array ast asynchat asyncio asyncore atexit audioop
+base64 bdb binascii bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs
+codeop collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg
+crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest email
+encodings ensurepip enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http
+idlelib imaplib imghdr imp importlib inspect io ipaddress itertools json keyword lib2to3 linecache
+locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder msilib msvcrt
+multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode operator optparse os
+ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform plistlib poplib posix posixpath
+pprint profile pstats pty pwd py_compile pyclbr pydoc pydoc_data pyexpat queue quopri random re
+readline reprlib resource rlcompleter runpy sched secrets select selectors shelve shlex shutil
+signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3 sre_compile sre_constants
+sre_parse ssl stat statistics string stringprep struct subprocess sunau symtable sys sysconfig
+syslog tabnanny tarfile telnetlib tempfile termios textwrap this threading time timeit tkinter
+token tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types typing unicodedata
+unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml
+xmlrpc zipapp zipfile zipimport zlib zoneinfo`)

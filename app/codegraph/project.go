@@ -24,10 +24,10 @@ const DefaultMaxFileSize = 1 << 20
 
 // Options control indexing.
 type Options struct {
-	MaxFileSize int64               // files larger than this are skipped (default DefaultMaxFileSize)
-	Workers     int                 // parallel parsers (default: number of CPUs)
+	MaxFileSize int64                 // files larger than this are skipped (default DefaultMaxFileSize)
+	Workers     int                   // parallel parsers (default: number of CPUs)
 	Progress    func(done, total int) // called as files are processed, from one goroutine
-	NoCache     bool                // neither read nor write the graph cache
+	NoCache     bool                  // neither read nor write the graph cache
 	// Store, when set, is the cache store to use (kept open by the caller);
 	// otherwise the project's store is opened briefly when needed.
 	Store BlobStore
