@@ -126,6 +126,7 @@ func build(in buildInput) *Graph {
 		envNames: map[string][]string{},
 		envVals:  in.env,
 		imports:  map[string][]importSpan{},
+		globals:  map[string][]globalRec{},
 		stats: Stats{FilesByLanguage: map[string]int{}, NodesByKind: map[Kind]int{},
 			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
 	}
@@ -244,6 +245,9 @@ func (b *builder) addFile(fb *fileBuild) {
 	g.fileNode[fd.Path] = fileNode
 	if fb.lang == nil {
 		return
+	}
+	if len(fd.Globals) > 0 {
+		g.globals[fd.Path] = fd.Globals
 	}
 	sep := fb.lang.qualSep
 	fb.ids = make([]string, len(fd.Defs))

@@ -26,6 +26,7 @@ type fileData struct {
 	Imports  []importRec
 	Env      []envRec
 	Default  string   // JS/TS default export name
+	Globals  []globalRec
 	Packages []string // manifest: names of required packages
 	Eco      string   // manifest ecosystem: "pypi", "go", "npm"
 }
@@ -80,6 +81,12 @@ type importRec struct {
 	End      uint32
 }
 
+// globalRec is a module-level variable or constant statement.
+type globalRec struct {
+	Name       string
+	Start, End uint32
+}
+
 // envRec is one environment variable read.
 type envRec struct {
 	Name string
@@ -120,6 +127,7 @@ const (
 	capExportDefault
 	capDefault
 	capFn
+	capGlobal
 )
 
 var roleNames = map[string]captureRole{
@@ -128,7 +136,7 @@ var roleNames = map[string]captureRole{
 	"doc.owner": capDocOwner, "doc": capDoc,
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
-	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn,
+	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal,
 }
 
 // newExtractor compiles l's query.
@@ -223,7 +231,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault:
+				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal:
 				main = cp
 			}
 		}
@@ -336,6 +344,10 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 					name  string
 					start uint32
 				}{stripQuotes(text(nm)), main.start})
+			}
+		case capGlobal:
+			if nm, ok := get(capName); ok {
+				fd.Globals = append(fd.Globals, globalRec{Name: text(nm), Start: main.start, End: main.end})
 			}
 		case capExportDefault:
 			if nm, ok := get(capName); ok {

@@ -23,6 +23,7 @@ type Graph struct {
 	envNames map[string][]string // node ID → environment variables it reads
 	envVals  map[string]string   // from the project's .env
 	imports  map[string][]importSpan
+	globals  map[string][]globalRec // module-level variables per file
 	stats    Stats
 
 	idxOnce sync.Once
@@ -393,16 +394,39 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		files[p] = src
 		return src, nil
 	}
-	seenImp := map[string]bool{}
-	for _, n := range order {
+	// The code of every unit, read by byte range.
+	codes := make([][]byte, len(order))
+	for i, n := range order {
 		src, err := read(n.Path)
 		if err != nil {
 			return nil, err
 		}
-		if n.Kind == KindFile {
+		if n.EndByte > len(src) {
+			return nil, fmt.Errorf("slice %s: file changed since it was indexed (re-index it)", n.Path)
+		}
+		code := src[n.StartByte:n.EndByte]
+		if n.Kind != KindFile {
+			// Start at the beginning of the line so indentation stays consistent.
+			ls := n.StartByte
+			for ls > 0 && (src[ls-1] == ' ' || src[ls-1] == '\t') {
+				ls--
+			}
+			code = dedent(src[ls:n.EndByte])
+		}
+		codes[i] = code
+	}
+	// External imports of the files involved.
+	seenImp := map[string]bool{}
+	var fileOrder []string
+	for _, n := range order {
+		if n.Kind == KindFile || containsStr(fileOrder, n.Path) {
 			continue
 		}
-		for _, im := range g.imports[n.Path] {
+		fileOrder = append(fileOrder, n.Path)
+	}
+	for _, p := range fileOrder {
+		src := files[p]
+		for _, im := range g.imports[p] {
 			if !im.external || int(im.end) > len(src) {
 				continue
 			}
@@ -417,29 +441,38 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	if len(seenImp) > 0 {
 		b.WriteByte('\n')
 	}
-	for _, n := range order {
-		src, err := read(n.Path)
-		if err != nil {
-			return nil, err
+	// Module-level variables the units mention, in source order.
+	wroteGlobal := false
+	for _, p := range fileOrder {
+		src := files[p]
+		for _, gl := range g.globals[p] {
+			if int(gl.End) > len(src) {
+				continue
+			}
+			used := false
+			for i, n := range order {
+				if n.Path == p && n.Kind != KindFile && mentions(codes[i], gl.Name) {
+					used = true
+					break
+				}
+			}
+			if used {
+				b.Write(src[gl.Start:gl.End])
+				b.WriteByte('\n')
+				wroteGlobal = true
+			}
 		}
-		if n.EndByte > len(src) {
-			return nil, fmt.Errorf("slice %s: file changed since it was indexed (re-index it)", n.Path)
-		}
+	}
+	if wroteGlobal {
+		b.WriteByte('\n')
+	}
+	for i, n := range order {
 		comment := "#"
 		if n.Language != "python" && n.Language != "" {
 			comment = "//"
 		}
 		fmt.Fprintf(&b, "%s %s:%d-%d %s\n", comment, n.Path, n.StartLine, n.EndLine, n.QualName)
-		code := src[n.StartByte:n.EndByte]
-		if n.Kind != KindFile {
-			// Start at the beginning of the line so indentation stays consistent.
-			ls := n.StartByte
-			for ls > 0 && src[ls-1] != '\n' && (src[ls-1] == ' ' || src[ls-1] == '\t') {
-				ls--
-			}
-			code = dedent(src[ls:n.EndByte])
-		}
-		b.Write(code)
+		b.Write(codes[i])
 		b.WriteString("\n\n")
 	}
 	env := map[string]string{}
@@ -495,6 +528,26 @@ func (g *Graph) depOrder(units []*Node) []*Node {
 		visit(u)
 	}
 	return out
+}
+
+// mentions reports whether code contains name as a whole identifier.
+func mentions(code []byte, name string) bool {
+	isID := func(c byte) bool {
+		return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80
+	}
+	s := string(code)
+	for off := 0; ; {
+		i := strings.Index(s[off:], name)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(name)
+		if (i == 0 || !isID(s[i-1])) && (end == len(s) || !isID(s[end])) {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // dedent removes the common leading white space of all non-blank lines.

@@ -33,6 +33,9 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (unary_expression operand: (composite_literal type: [(type_identifier) (qualified_type)] @object)))) @ref.assign
 (parameter_declaration name: (identifier) @name type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
 
+(source_file (const_declaration (const_spec name: (identifier) @name)) @global)
+(source_file (var_declaration (var_spec name: (identifier) @name)) @global)
+
 (import_spec name: (_)? @alias path: (interpreted_string_literal) @module) @import
 
 (call_expression function: (selector_expression) @object arguments: (argument_list . (interpreted_string_literal) @name)) @env

@@ -33,6 +33,8 @@ const jsCommonQuery = `
 (variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 
+(program (lexical_declaration (variable_declarator name: (identifier) @name value: [(number) (string) (template_string) (object) (array) (true) (false) (null)])) @global)
+
 (export_statement "default" (function_declaration name: (identifier) @name)) @export.default
 (export_statement "default" (identifier) @name) @export.default
 

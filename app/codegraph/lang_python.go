@@ -40,6 +40,8 @@ const pythonQuery = `
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
+(module (expression_statement (assignment left: (identifier) @name)) @global)
+
 (import_statement name: (dotted_name) @module) @import
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
 (import_from_statement module_name: (_) @module name: (dotted_name) @name) @import
