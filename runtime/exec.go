@@ -62,6 +62,9 @@ func pump(r *os.File, c *capBuffer, s Stream, onOutput func(Stream, []byte), wg 
 // holder of the pipe that escaped every tracking method cannot hang a run.
 const drainTimeout = time.Second
 
+// earlyScan is when the first, unplotted scan of a run's tree happens.
+const earlyScan = 5 * time.Millisecond
+
 // execute starts the prepared command in a sandbox, watches it and builds the
 // Result.
 func execute(ctx context.Context, spec Spec, res Result, env []string, id string, log *slog.Logger) (Result, error) {
@@ -146,6 +149,10 @@ func execute(ctx context.Context, spec Spec, res Result, env []string, id string
 	}
 	ticker := time.NewTicker(period)
 	defer ticker.Stop()
+	// One early scan catches short programs that end before the first
+	// tick (their peak RSS is otherwise unknown, see rusage).
+	early := time.NewTimer(min(earlyScan, period))
+	defer early.Stop()
 	var timeoutC <-chan time.Time
 	if spec.Timeout > 0 {
 		t := time.NewTimer(spec.Timeout)
@@ -186,6 +193,10 @@ loop:
 		case <-graceC:
 			graceC = nil
 			sb.killAll()
+		case <-early.C:
+			snap := sb.scan()
+			peakRSS = max(peakRSS, snap.rss)
+			last, lastAt = snap, time.Since(res.Started)
 		case <-ticker.C:
 			snap := sb.scan()
 			at := time.Since(res.Started)

@@ -66,8 +66,8 @@ type sandbox struct {
 	members       map[int]*member
 	notOurs       map[int]uint64 // pid → start of processes checked and not in the tree
 	pageSize      int64
-	lastCPUUser   time.Duration
-	lastCPUSys    time.Duration
+	scans         int
+	buf           [4096]byte // /proc/<pid>/stat reads
 }
 
 func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
@@ -166,7 +166,7 @@ func (sb *sandbox) dropIsolation(err error) bool {
 
 func (sb *sandbox) started(pid int) {
 	sb.pid, sb.pgid = pid, pid
-	st, err := readProcStat(pid)
+	st, err := sb.readStat(pid)
 	if err == nil {
 		sb.startTicks = st.start
 		sb.members[pid] = &member{start: st.start, alive: true}
@@ -201,30 +201,63 @@ func (sb *sandbox) applyRlimits(pid int) {
 	}
 }
 
-// scan walks /proc once, updates the tree's membership and returns its
-// current totals. A process belongs to the tree when it is in the run's
-// process group, its parent belongs, it is in the run's pids cgroup, or it
-// started after the run and carries the run's environment marker (daemons
-// that called setsid and lost their parent).
+// fullScanEvery is how often (in scans) the sampler re-reads every process
+// instead of only members and new pids; it bounds how long a recycled pid
+// can hide.
+const fullScanEvery = 10
+
+// scan updates the tree's membership from /proc and returns its current
+// totals. A process belongs to the tree when it is in the run's process
+// group, its parent belongs, it is in the run's pids cgroup, or it started
+// after the run and carries the run's environment marker (daemons that
+// called setsid and lost their parent). Processes once found not to belong
+// are remembered and skipped, except on every fullScanEvery-th scan.
 func (sb *sandbox) scan() snapshot {
+	sb.scans++
+	return sb.scanProcs(sb.scans%fullScanEvery == 0)
+}
+
+// lastPid is the most recently allocated pid (0 when unknown).
+func lastPid() int {
+	fd, err := syscall.Open("/proc/sys/kernel/ns_last_pid", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	var b [32]byte
+	n, err := syscall.Read(fd, b[:])
+	syscall.Close(fd)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return p
+}
+
+// scanProcs scans /proc. Unless full, it reads only members, the cgroup's
+// processes and pids allocated since the run started (the cyclic interval
+// after the main pid up to ns_last_pid), skipping pids already found not
+// to belong.
+func (sb *sandbox) scanProcs(full bool) snapshot {
+	last := 0
+	if !full {
+		last = lastPid()
+	}
+	recent := func(pid int) bool {
+		switch {
+		case last == 0:
+			return true
+		case last >= sb.pid:
+			return pid > sb.pid && pid <= last
+		default: // pid numbers wrapped during the run
+			return pid > sb.pid || pid <= last
+		}
+	}
 	d, err := os.Open("/proc")
 	if err != nil {
 		return sb.totals()
 	}
 	names, _ := d.Readdirnames(-1)
 	d.Close()
-	stats := make([]procStat, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		st, err := readProcStat(pid)
-		if err != nil {
-			continue
-		}
-		stats = append(stats, st)
-	}
 	for _, m := range sb.members {
 		m.alive = false
 	}
@@ -236,13 +269,39 @@ func (sb *sandbox) scan() snapshot {
 		if !sb.cgroupChecked && !inGroup[sb.pid] {
 			// The main process joins the cgroup first thing; if it runs
 			// (not a zombie) and is not in it, the join failed.
-			if st, err := readProcStat(sb.pid); err == nil && st.start == sb.startTicks && st.state != 'Z' && st.state != 'X' {
+			if st, err := sb.readStat(sb.pid); err == nil && st.start == sb.startTicks && st.state != 'Z' && st.state != 'X' {
 				sb.cgroupChecked = true
 				sb.limNotes = append(sb.limNotes, "procs: could not join the pids cgroup; enforced by the sampling watchdog only")
 				sb.dropCgroup()
 			}
 		} else if inGroup[sb.pid] {
 			sb.cgroupChecked = true
+		}
+	}
+	present := make(map[int]bool, len(names))
+	stats := make([]procStat, 0, 16)
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		present[pid] = true
+		if !full && !inGroup[pid] {
+			if _, member := sb.members[pid]; !member {
+				if _, known := sb.notOurs[pid]; known || !recent(pid) {
+					continue
+				}
+			}
+		}
+		st, err := sb.readStat(pid)
+		if err != nil {
+			continue
+		}
+		stats = append(stats, st)
+	}
+	for pid := range sb.notOurs {
+		if !present[pid] {
+			delete(sb.notOurs, pid)
 		}
 	}
 	isMember := func(st procStat) bool {
@@ -252,6 +311,7 @@ func (sb *sandbox) scan() snapshot {
 		return st.pgrp == sb.pgid || inGroup[st.pid]
 	}
 	add := func(st procStat) {
+		delete(sb.notOurs, st.pid)
 		m := sb.members[st.pid]
 		if m == nil || (m.start != st.start && m.start != 0) {
 			m = &member{start: st.start}
@@ -269,10 +329,13 @@ func (sb *sandbox) scan() snapshot {
 	}
 	pending := stats[:0:0]
 	for _, st := range stats {
-		if isMember(st) {
+		switch {
+		case isMember(st):
 			add(st)
-		} else if st.start >= sb.startTicks {
+		case st.start >= sb.startTicks:
 			pending = append(pending, st)
+		default:
+			sb.notOurs[st.pid] = st.start // older than the run: never ours
 		}
 	}
 	// Children of members, to a fixed point (a parent may be listed after
@@ -301,6 +364,21 @@ func (sb *sandbox) scan() snapshot {
 		}
 	}
 	return sb.totals()
+}
+
+// readStat reads /proc/<pid>/stat with plain system calls into a reused
+// buffer (os.Open would also try to register the file with the poller).
+func (sb *sandbox) readStat(pid int) (procStat, error) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return procStat{}, err
+	}
+	n, err := syscall.Read(fd, sb.buf[:])
+	syscall.Close(fd)
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(pid, sb.buf[:n])
 }
 
 func (sb *sandbox) totals() snapshot {
@@ -389,14 +467,16 @@ func (sb *sandbox) signalTree(sig syscall.Signal) int {
 
 // terminate asks the whole tree to stop (SIGTERM).
 func (sb *sandbox) terminate() {
-	sb.scan()
+	sb.scanProcs(true)
 	sb.signalTree(syscall.SIGTERM)
 }
 
 // killAll SIGKILLs the tree until a scan finds no live member.
 func (sb *sandbox) killAll() {
 	for round := 0; round < 200; round++ {
-		snap := sb.scan()
+		// The first round only looks at processes born during the run;
+		// if anything is left, later rounds look everywhere.
+		snap := sb.scanProcs(round > 0)
 		if snap.procs == 0 {
 			return
 		}
@@ -542,13 +622,37 @@ func exitStatus(state *os.ProcessState) (int, string) {
 }
 
 // rusage returns CPU times and peak RSS (bytes) of the main process and the
-// descendants it waited for.
+// descendants it waited for. Go starts children with vfork semantics, so the
+// kernel seeds a child's ru_maxrss with the runner's own high-water mark at
+// exec: a value not above the runner's VmHWM may be the runner's, not the
+// child's, and is dropped (the sampled peak stands instead).
 func rusage(state *os.ProcessState) (user, sys time.Duration, maxRSS int64) {
 	user, sys = state.UserTime(), state.SystemTime()
 	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
 		maxRSS = ru.Maxrss * 1024
+		if maxRSS <= selfHWM() {
+			maxRSS = 0
+		}
 	}
 	return user, sys, maxRSS
+}
+
+// selfHWM is the runner's own peak RSS in bytes (VmHWM).
+func selfHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
 
 // signalName names signal number n ("" when unknown).

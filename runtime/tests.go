@@ -335,8 +335,8 @@ func (t *testCounter) line(l string) {
 
 func (t *testCounter) goLine(l string) {
 	var ev struct {
-		Action     string
-		Package    string
+		Action      string
+		Package     string
 		Test        string
 		ImportPath  string
 		FailedBuild string
