@@ -25,7 +25,7 @@ type fileData struct {
 	Refs     []refRec
 	Imports  []importRec
 	Env      []envRec
-	Default  string   // JS/TS default export name
+	Default  string // JS/TS default export name
 	Globals  []globalRec
 	Packages []string // manifest: names of required packages
 	Eco      string   // manifest ecosystem: "pypi", "go", "npm"

@@ -346,6 +346,16 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		return nil, fmt.Errorf("slice %s: %q is an external package", id, target.Name)
 	}
 	g.index()
+	// A method runs only with its class: slice the class around it.
+	unit := target
+	for unit.Kind == KindMethod {
+		p, ok := g.byID[unit.Parent]
+		if !ok || p.Kind != KindClass {
+			break
+		}
+		unit = p
+	}
+	id = unit.ID
 	deps := g.Deps(id)
 	// Keep only top-most nodes with code: a method inside an included class
 	// comes with the class; packages have no code.
@@ -379,7 +389,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		units = append(units, d)
 	}
 	order := g.depOrder(units)
-	order = append(order, target)
+	order = append(order, unit)
 
 	var b strings.Builder
 	files := map[string][]byte{}
@@ -483,7 +493,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 			}
 		}
 	}
-	return &Slice{Target: id, Nodes: order, Code: b.String(), Env: env}, nil
+	return &Slice{Target: target.ID, Nodes: order, Code: b.String(), Env: env}, nil
 }
 
 // depOrder orders nodes so that each comes after the nodes it needs (a DFS

@@ -203,8 +203,10 @@ func parseDotEnv(src []byte) map[string]string {
 		}
 		k = strings.TrimSpace(k)
 		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+			if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
+				v = v[1 : j+1]
+			}
 		} else if i := strings.Index(v, " #"); i >= 0 {
 			v = strings.TrimSpace(v[:i])
 		}

@@ -185,7 +185,7 @@ func (w *walker) symlink(rel string) {
 	abs := w.abs(rel)
 	target, err := filepath.EvalSymlinks(abs)
 	switch {
-	case err != nil && errors.Is(err, syscall.ELOOP):
+	case err != nil && (errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "too many links")):
 		w.problem(rel, "symlink loop", true)
 	case err != nil && errors.Is(err, fs.ErrNotExist):
 		w.problem(rel, "broken symlink", true)
