@@ -61,7 +61,7 @@ func TestDiscover(t *testing.T) {
 				if (f.Error != "") != wantErr {
 					t.Errorf("%s/%s: error %q", source, name, f.Error)
 				}
-				if !wantErr && (f.Architecture != "llama" || f.Parameters == 0 || f.ContextLength != 512 || f.FileType != "F32") {
+				if !wantErr && (f.Architecture != "llama" || f.Parameters == 0 || f.ContextLength != 2048 || f.FileType != "F32") {
 					t.Errorf("%s/%s: %+v", source, name, f.ModelInfo)
 				}
 				return

@@ -23,7 +23,7 @@ type Piece struct {
 	Node   *codegraph.Node `json:"node"`
 	Code   string          `json:"code"`
 	Reason string          `json:"reason"` // "match", "needed by X", "calls X", "related"
-	Tokens int             `json:"tokens"`
+	Tokens int             `json:"tokens"` // of Text(), header included
 }
 
 // Context is the code assembled for a query.
@@ -41,10 +41,16 @@ type Context struct {
 func (c *Context) Text() string {
 	var b strings.Builder
 	for _, p := range c.Pieces {
-		n := p.Node
-		fmt.Fprintf(&b, "### %s:%d-%d %s %s (%s)\n```%s\n%s\n```\n\n", n.Path, n.StartLine, n.EndLine, n.Kind, n.QualName, p.Reason, strings.ToLower(n.Language), strings.TrimRight(p.Code, "\n"))
+		b.WriteString(p.Text())
 	}
 	return b.String()
+}
+
+// Text renders one piece: a header with its place in the project, then its
+// code in a fenced block. Tokens counts exactly this text.
+func (p Piece) Text() string {
+	n := p.Node
+	return fmt.Sprintf("### %s:%d-%d %s %s (%s)\n```%s\n%s\n```\n\n", n.Path, n.StartLine, n.EndLine, n.Kind, n.QualName, p.Reason, strings.ToLower(n.Language), strings.TrimRight(p.Code, "\n"))
 }
 
 var depKinds = []codegraph.EdgeKind{codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits, codegraph.EdgeImports}
@@ -161,7 +167,9 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 		if err != nil {
 			continue // file changed or unreadable: leave it out
 		}
-		t := o.Count(string(code))
+		piece := Piece{Node: c.n, Code: string(code), Reason: c.reason}
+		t := o.Count(piece.Text())
+		piece.Tokens = t
 		if out.Tokens+t > o.Budget {
 			if !omitted[c.n.ID] {
 				omitted[c.n.ID] = true
@@ -178,7 +186,7 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 			}
 		}
 		chosen[c.n.ID] = len(out.Pieces)
-		out.Pieces = append(out.Pieces, Piece{Node: c.n, Code: string(code), Reason: c.reason, Tokens: t})
+		out.Pieces = append(out.Pieces, piece)
 		out.Tokens += t
 		delete(omitted, c.n.ID)
 	}

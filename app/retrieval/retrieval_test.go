@@ -78,7 +78,7 @@ func TestContextAssembly(t *testing.T) {
 	if tr > pt {
 		t.Fatalf("dependency tax_rate (%d) after price_with_tax (%d)", tr, pt)
 	}
-	if c.Tokens > c.Budget || c.Tokens == 0 {
+	if c.Tokens > c.Budget || c.Tokens == 0 || c.Tokens < models.EstimateTokens(c.Text())-len(c.Pieces) {
 		t.Fatalf("tokens %d budget %d", c.Tokens, c.Budget)
 	}
 	txt := c.Text()
@@ -94,7 +94,7 @@ func TestContextAssembly(t *testing.T) {
 		t.Fatalf("small budget: %d tokens, omitted %v", small.Tokens, small.Omitted)
 	}
 	for _, p := range small.Pieces {
-		if p.Tokens != models.EstimateTokens(p.Code) {
+		if p.Tokens != models.EstimateTokens(p.Text()) {
 			t.Fatalf("piece token count %d", p.Tokens)
 		}
 	}

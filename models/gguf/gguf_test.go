@@ -19,7 +19,7 @@ func TestWriteReadLlama(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Architecture() != "llama" || g.Name() != "codeloom-tiny" || g.ContextLength() != 512 || g.EmbeddingLength() != 64 {
+	if g.Architecture() != "llama" || g.Name() != "codeloom-tiny" || g.ContextLength() != 2048 || g.EmbeddingLength() != 64 {
 		t.Fatalf("metadata: %s %s %d %d", g.Architecture(), g.Name(), g.ContextLength(), g.EmbeddingLength())
 	}
 	if g.FileType() != "Q8_0" {

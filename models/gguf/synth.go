@@ -42,7 +42,7 @@ const (
 
 // TinyLlama is a small configuration for fast tests (about 1M parameters).
 func TinyLlama() LlamaConfig {
-	return LlamaConfig{Name: "codeloom-tiny", Vocab: BaseVocab, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2, FF: 128, Context: 512, Type: TypeF32, Seed: 1}
+	return LlamaConfig{Name: "codeloom-tiny", Vocab: BaseVocab, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2, FF: 128, Context: 2048, Type: TypeF32, Seed: 1}
 }
 
 // WriteLlama writes a random-weight llama model with a byte-level
@@ -94,8 +94,7 @@ func WriteLlama(path string, c LlamaConfig) error {
 		{"tokenizer.ggml.scores", scores},
 		{"tokenizer.ggml.token_type", types},
 		{"tokenizer.ggml.bos_token_id", uint32(TokBOS)},
-		{"tokenizer.ggml.eos_token_id", uint32(TokEOS)},
-		{"tokenizer.ggml.eot_token_id", uint32(TokImEnd)},
+		{"tokenizer.ggml.eos_token_id", uint32(TokImEnd)}, // ChatML models end a turn with <|im_end|>
 		{"tokenizer.ggml.unknown_token_id", uint32(TokUnk)},
 		{"tokenizer.ggml.add_bos_token", true},
 		{"tokenizer.ggml.add_eos_token", false},

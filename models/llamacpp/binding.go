@@ -48,7 +48,11 @@ type backend struct {
 
 func loadBackend(path string, p loadParams) (*backend, error) {
 	backendOnce.Do(llama.BackendInit)
-	model, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: !p.noMmap, Progress: p.progress})
+	progress := p.progress
+	if progress == nil { // without a callback llama.cpp prints progress dots to stderr
+		progress = func(float32) {}
+	}
+	model, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: !p.noMmap, Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("llama.cpp could not load the model (see log for the reason): %w", err)
 	}

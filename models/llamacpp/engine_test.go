@@ -55,7 +55,7 @@ func TestLoadInfo(t *testing.T) {
 	}
 	defer e.Close()
 	info := e.Info()
-	if info.Architecture != "llama" || info.Name != "codeloom-tiny" || info.ContextLength != 512 || info.FileType != "F32" {
+	if info.Architecture != "llama" || info.Name != "codeloom-tiny" || info.ContextLength != 2048 || info.FileType != "F32" {
 		t.Fatalf("info %+v", info)
 	}
 	if e.ChatFormat().Name != "chatml" {
