@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeTree creates files (slash paths → content) under a new temp dir.
@@ -723,4 +724,49 @@ func TestSampleProject(t *testing.T) {
 	if !strings.Contains(sl.Code, "DEFAULT_TAX_RATE = 0.2") || !strings.Contains(sl.Code, "def tax_rate") {
 		t.Errorf("slice lacks a dependency:\n%s", sl.Code)
 	}
+}
+
+func TestWatch(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	p := openT(t, root, Options{NoCache: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	graphs := make(chan *Graph, 16)
+	go func() { done <- p.Watch(ctx, func(g *Graph) { graphs <- g }) }()
+	// Give the watcher a moment to register, then change things: a new file
+	// in a new directory and an edit.
+	time.Sleep(200 * time.Millisecond)
+	if err := os.MkdirAll(filepath.Join(root, "pkg", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "pkg", "sub", "__init__.py"), []byte(""), 0o644)
+	os.WriteFile(filepath.Join(root, "pkg", "sub", "new.py"), []byte("def fresh():\n    return 1\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "app.py"), []byte("def main():\n    pass\n"), 0o644)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case g := <-graphs:
+			_, hasFresh := findQual(g, "pkg.sub.new.fresh")
+			n, _ := findQual(g, "app.main")
+			if hasFresh && n != nil && len(g.Out(n.ID, EdgeCalls)) == 0 {
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		case <-deadline:
+			cancel()
+			t.Fatal("watcher did not deliver the changes")
+		}
+	}
+}
+
+func findQual(g *Graph, q string) (*Node, bool) {
+	for _, n := range g.Nodes() {
+		if n.QualName == q {
+			return n, true
+		}
+	}
+	return nil, false
 }
