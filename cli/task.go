@@ -1,6 +1,359 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
-// runTask is a placeholder until its capability lands.
-func runTask(ctx context.Context, env Env, args []string) int { return notYet(env, "task") }
+	"codeloom/app/codegraph"
+	"codeloom/app/memory"
+	"codeloom/app/pipeline"
+	"codeloom/models"
+	"codeloom/models/llamacpp"
+	"codeloom/runtime"
+)
+
+// ScriptSeparator separates the canned answers of a --script file.
+//
+// A script file feeds a scripted model (models.Scripted) so `codeloom task`
+// runs end to end without a model: the tests and the demo use it. It holds
+// the model's answers in the order the pipeline asks for them — classify (one
+// word: run, edit, create, debug, explain), the architect's JSON plan, then
+// one answer per patch attempt (coder first, debugger after a failed check,
+// one more per re-ask of a malformed patch) — separated by lines that are
+// exactly "----- answer -----". A file whose first non-blank character is
+// "[" is read as a JSON array of strings instead. Example:
+//
+//	edit
+//	----- answer -----
+//	{"steps":[{"objective":"fix the boundary","files":["inventory/pricing.py"],"tests":[],"risks":""}]}
+//	----- answer -----
+//	inventory/pricing.py
+//	<<<<<<< SEARCH
+//	    if quantity > 100:
+//	=======
+//	    if quantity >= 100:
+//	>>>>>>> REPLACE
+const ScriptSeparator = "----- answer -----"
+
+// ReadScript reads a --script file into its answers.
+func ReadScript(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script %s: %w", path, err)
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if strings.HasPrefix(strings.TrimSpace(text), "[") {
+		var answers []string
+		if err := json.Unmarshal([]byte(text), &answers); err != nil {
+			return nil, fmt.Errorf("script %s: not a JSON array of strings: %w", path, err)
+		}
+		if len(answers) == 0 {
+			return nil, fmt.Errorf("script %s: no answers", path)
+		}
+		return answers, nil
+	}
+	var answers []string
+	var cur []string
+	flush := func() {
+		a := strings.Trim(strings.Join(cur, "\n"), "\n")
+		answers = append(answers, a+"\n")
+		cur = nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimRight(line, " \t") == ScriptSeparator {
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	if len(answers) == 1 && strings.TrimSpace(answers[0]) == "" {
+		return nil, fmt.Errorf("script %s: no answers", path)
+	}
+	return answers, nil
+}
+
+// runTask implements `codeloom task DIR "request" [--yes] [--max-fix N]
+// [--model PATH | --endpoint URL | --script FILE]`: the whole Plan → Act →
+// Verify → Update loop, headless. Questions are asked on the terminal (y/n)
+// unless --yes, which answers yes to every apply/run/confirm question (each
+// automatic answer is printed and recorded as automatic) and no to "Add
+// another feature?". Exit status 0 only when the gates pass (or an explain /
+// run request succeeded).
+func runTask(ctx context.Context, env Env, args []string) int {
+	fs := flag.NewFlagSet("task", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	yes := fs.Bool("yes", false, "answer yes to apply/run/confirm questions without asking (each one is still printed and recorded)")
+	maxFix := fs.Int("max-fix", 0, "fix attempts before asking for guidance (default: policy's max_fix_attempts, 4)")
+	modelPath := fs.String("model", "", "GGUF model file to load in-process (llama.cpp)")
+	endpoint := fs.String("endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8080")
+	endpointModel := fs.String("endpoint-model", "", "model name sent to --endpoint")
+	script := fs.String("script", "", "file of canned model answers (see ScriptSeparator) instead of a model")
+	kind := fs.String("kind", "", "skip classification: run, edit, create, debug or explain")
+	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout (progress goes to stderr)")
+	writeTests := fs.Bool("write-tests", false, "ask the tester role for tests after the first patch")
+	genTimeout := fs.Duration("gen-timeout", 5*time.Minute, "limit for each model answer")
+	maxTokens := fs.Int("max-tokens", 0, "token limit of each patch answer (default 1536)")
+	ctxLen := fs.Int("ctx", 0, "context length for --model (default: the model's, at most 4096)")
+	quiet := fs.Bool("quiet", false, "do not stream model tokens")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, `usage: codeloom task DIR "request" [--yes] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--kind K] [--json]`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintln(env.Stderr, `codeloom task: need a folder and a request (codeloom task DIR "request")`)
+		return ExitUsage
+	}
+	dir, request := fs.Arg(0), fs.Arg(1)
+	if code := checkDir(env, "task", dir); code != ExitOK {
+		return code
+	}
+	if strings.TrimSpace(request) == "" {
+		fmt.Fprintln(env.Stderr, "codeloom task: the request is empty")
+		return ExitUsage
+	}
+	n := 0
+	for _, s := range []string{*modelPath, *endpoint, *script} {
+		if s != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintln(env.Stderr, "codeloom task: choose one of --model, --endpoint and --script")
+		return ExitUsage
+	}
+	progress := env.Stdout
+	if *asJSON {
+		progress = env.Stderr
+	}
+
+	var engine models.Engine
+	modelName := ""
+	switch {
+	case *script != "":
+		answers, err := ReadScript(*script)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
+			return ExitUsage
+		}
+		engine = models.NewScripted(answers...)
+		modelName = "script:" + *script
+	case *endpoint != "":
+		engine = models.NewOpenAI(*endpoint, *endpointModel)
+		modelName = *endpoint
+	case *modelPath != "":
+		fmt.Fprintf(progress, "loading %s …\n", *modelPath)
+		e, err := llamacpp.Load(ctx, *modelPath, llamacpp.Options{ContextLength: *ctxLen})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
+			return ExitFailure
+		}
+		defer e.Close()
+		engine = e
+		modelName = e.Info().Name
+	default:
+		fmt.Fprintln(progress, "no model given (--model, --endpoint or --script): you will pick the request kind; edits need a model")
+	}
+
+	store, err := memory.OpenProject(dir)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
+		return ExitFailure
+	}
+	defer store.Close()
+
+	var graph pipeline.Indexer
+	proj, err := codegraph.Open(ctx, dir, codegraph.Options{Store: store})
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(progress, "warning: no code graph (%v); continuing without graph context\n", err)
+	} else {
+		defer proj.Close()
+		graph = proj
+		st := proj.Graph().Stats()
+		fmt.Fprintf(progress, "indexed %s: %d files, %d nodes\n", dir, st.Files, st.Nodes)
+	}
+
+	pr := &taskPrinter{w: progress, quiet: *quiet}
+	var approver pipeline.Approver
+	var guidance pipeline.Guidance
+	if *yes {
+		aa := &pipeline.AutoApprover{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Notify: func(q pipeline.Question, answer bool) { pr.auto(q, answer) },
+		}
+		approver, guidance = aa, aa
+	} else {
+		ta := pipeline.NewTerminalApprover(env.Stdin, progress)
+		approver, guidance = ta, ta
+	}
+	p, err := pipeline.New(pipeline.Config{
+		Root:           dir,
+		Engine:         engine,
+		ModelName:      modelName,
+		Runner:         runtime.New(runtime.WithRecorder(store)),
+		Approver:       approver,
+		Guidance:       guidance,
+		Memory:         store,
+		Graph:          graph,
+		MaxFixAttempts: *maxFix,
+		Kind:           *kind,
+		MaxTokens:      *maxTokens,
+		GenTimeout:     *genTimeout,
+		WriteTests:     *writeTests,
+		OnEvent:        pr.event,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
+		return ExitUsage
+	}
+	fmt.Fprintf(progress, "session %s\n", p.Session())
+	out, runErr := p.Run(ctx, request)
+	pr.endTokens()
+	if *asJSON && out != nil {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom task: write JSON: %v\n", err)
+			return ExitFailure
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintf(env.Stderr, "codeloom task: %v\n", runErr)
+		return ExitFailure
+	}
+	c := out.Last()
+	fmt.Fprintf(progress, "\nresult: %s (%s, %d attempt(s), %s)", c.Status, c.Kind, c.Attempts, c.Duration.Round(time.Millisecond))
+	if c.Note != "" {
+		fmt.Fprintf(progress, " — %s", c.Note)
+	}
+	fmt.Fprintln(progress)
+	if c.LessonID != "" {
+		fmt.Fprintf(progress, "lesson card %s recorded; see `codeloom lessons %s`\n", c.LessonID, dir)
+	}
+	if out.OK() {
+		return ExitOK
+	}
+	return ExitFailure
+}
+
+// taskPrinter renders pipeline events on a terminal.
+type taskPrinter struct {
+	mu       sync.Mutex
+	w        io.Writer
+	quiet    bool
+	inTokens string // role whose tokens are being streamed
+}
+
+func (t *taskPrinter) endTokens() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endTokensLocked()
+}
+
+func (t *taskPrinter) endTokensLocked() {
+	if t.inTokens != "" {
+		fmt.Fprintln(t.w)
+		t.inTokens = ""
+	}
+}
+
+func (t *taskPrinter) auto(q pipeline.Question, answer bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endTokensLocked()
+	a := "no"
+	if answer {
+		a = "yes"
+	}
+	if q.Kind == pipeline.AskGuidance {
+		a = "(no guidance: stop)"
+	}
+	fmt.Fprintf(t.w, "? %s → %s (automatic, --yes)\n", q.Title, a)
+}
+
+func (t *taskPrinter) event(e pipeline.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.Type == pipeline.EventToken {
+		if t.quiet {
+			return
+		}
+		if t.inTokens != e.Role {
+			t.endTokensLocked()
+			fmt.Fprintf(t.w, "[%s] ", e.Role)
+			t.inTokens = e.Role
+		}
+		io.WriteString(t.w, e.Text)
+		return
+	}
+	t.endTokensLocked()
+	switch e.Type {
+	case pipeline.EventStep:
+		fmt.Fprintf(t.w, "==> %s\n", e.Step)
+	case pipeline.EventStepDone:
+		mark := "ok"
+		if !e.OK {
+			mark = "FAILED"
+		}
+		if e.Text != "" {
+			fmt.Fprintf(t.w, "    %s %s: %s (%s)\n", e.Step, mark, e.Text, e.Elapsed.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(t.w, "    %s %s (%s)\n", e.Step, mark, e.Elapsed.Round(time.Millisecond))
+		}
+	case pipeline.EventPlan:
+		fmt.Fprintf(t.w, "plan:\n%s", taskIndent(e.Text, "  "))
+	case pipeline.EventPatch:
+		fmt.Fprintf(t.w, "patch (%s, dry-run clean):\n%s%s", e.Role, taskIndent(e.Changes.Summary(), "  "), e.Changes.Diff())
+	case pipeline.EventApplied:
+		fmt.Fprintf(t.w, "applied:\n%s", taskIndent(e.Changes.Summary(), "  "))
+	case pipeline.EventGate:
+		fmt.Fprintf(t.w, "  gate %s\n", e.Gate.Line())
+		if e.Gate.Status == pipeline.GateFailed && e.Gate.Output != "" {
+			fmt.Fprint(t.w, taskIndent(taskLastLines(e.Gate.Output, 15), "    | "))
+		}
+	case pipeline.EventInfo:
+		fmt.Fprintf(t.w, "  note: %s\n", e.Text)
+	case pipeline.EventOutcome:
+		fmt.Fprintf(t.w, "==> cycle %s\n", e.Text)
+	}
+}
+
+// taskIndent prefixes every line of s.
+func taskIndent(s, prefix string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// taskLastLines keeps the last n lines of s.
+func taskLastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"…"}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -135,12 +135,12 @@ func lineOps(a, b []string) []lineOp {
 				ops = append(ops, lineOp{' ', ma[i], pre + i, pre + j})
 				i++
 				j++
-			case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-				ops = append(ops, lineOp{'+', mb[j], pre + i, pre + j})
-				j++
-			default:
+			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 				ops = append(ops, lineOp{'-', ma[i], pre + i, pre + j})
 				i++
+			default:
+				ops = append(ops, lineOp{'+', mb[j], pre + i, pre + j})
+				j++
 			}
 		}
 	} else {

@@ -405,3 +405,13 @@ func TestUnifiedDiffRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestUnifiedDiffPutsRemovalsFirst(t *testing.T) {
+	d, added, removed := UnifiedDiff("f.py", "a\nb\nc\n", "a\nB\nc\n", true, true)
+	if added != 1 || removed != 1 || !strings.Contains(d, "-b\n+B\n") || !strings.HasPrefix(d, "--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,3 @@\n") {
+		t.Fatalf("diff:\n%s", d)
+	}
+	if d, _, _ := UnifiedDiff("n.py", "", "x\n", false, true); !strings.HasPrefix(d, "--- /dev/null\n+++ b/n.py\n@@ -0,0 +1,1 @@\n+x\n") {
+		t.Fatalf("create diff:\n%s", d)
+	}
+}

@@ -543,6 +543,9 @@ func (p *Pipeline) cycle(ctx context.Context, request string) (*Cycle, error) {
 		if budget <= 0 {
 			budget = 3000
 		}
+		if n := p.contextLength(); n > 0 {
+			budget = min(budget, n/4)
+		}
 		src := p.cfg.Context
 		if src == nil && p.cfg.Graph != nil {
 			src = GraphContext{Graph: p.cfg.Graph.Graph}
@@ -715,7 +718,10 @@ func (p *Pipeline) filesInPlay(st *cycleState) []fileView {
 			}
 		}
 	}
-	budget := 24000
+	budget := 6000 // tokens
+	if n := p.contextLength(); n > 0 {
+		budget = min(budget, n/3)
+	}
 	var out []fileView
 	for _, f := range paths {
 		abs, _, err := patch.Confine(p.cfg.Root, f)
@@ -723,13 +729,28 @@ func (p *Pipeline) filesInPlay(st *cycleState) []fileView {
 			continue
 		}
 		data, err := os.ReadFile(abs)
-		if err != nil || len(data) > budget {
+		if err != nil {
 			continue
 		}
-		budget -= len(data)
+		cost := len(data) / 4
+		if p.cfg.Engine != nil {
+			cost = models.CountTokens(p.cfg.Engine, string(data))
+		}
+		if cost > budget {
+			continue
+		}
+		budget -= cost
 		out = append(out, fileView{Path: f, Content: string(data)})
 	}
 	return out
+}
+
+// contextLength is the engine's context size in tokens, or 0 when unknown.
+func (p *Pipeline) contextLength() int {
+	if cl, ok := p.cfg.Engine.(interface{ ContextLength() int }); ok {
+		return cl.ContextLength()
+	}
+	return 0
 }
 
 // unusableError is a model answer that never became a clean patch.
