@@ -22,36 +22,35 @@ const (
 	weightCode = 1
 )
 
-// lexical is a BM25 index over documents given as weighted term lists.
+// lexical is a BM25 index with postings lists: scoring touches only the
+// documents that contain a query term.
 type lexical struct {
-	docs  []map[string]float64 // term → weighted frequency
-	lens  []float64
-	avg   float64
-	df    map[string]int
-	total int
+	postings map[string][]posting
+	lens     []float64
+	avg      float64
 }
 
-func newLexical() *lexical { return &lexical{df: map[string]int{}} }
+type posting struct {
+	doc int
+	f   float64 // weighted term frequency
+}
 
-// add indexes one document; returns its index.
+func newLexical() *lexical { return &lexical{postings: map[string][]posting{}} }
+
+// add indexes one document (term → weighted frequency); returns its index.
+// Call finish after the last add.
 func (l *lexical) add(tf map[string]float64) int {
+	d := len(l.lens)
 	var n float64
 	for t, f := range tf {
-		l.df[t]++
+		l.postings[t] = append(l.postings[t], posting{d, f})
 		n += f
 	}
-	l.docs = append(l.docs, tf)
 	l.lens = append(l.lens, n)
-	l.total++
-	var sum float64
-	for _, x := range l.lens {
-		sum += x
-	}
-	l.avg = sum / float64(len(l.lens))
-	return len(l.docs) - 1
+	return d
 }
 
-// finish recomputes the average length (call after bulk adds).
+// finish computes the average document length.
 func (l *lexical) finish() {
 	var sum float64
 	for _, x := range l.lens {
@@ -66,23 +65,21 @@ func (l *lexical) finish() {
 func (l *lexical) score(query []string) []scored {
 	acc := map[int]float64{}
 	seen := map[string]bool{}
+	total := float64(len(l.lens))
 	for _, t := range query {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		df := l.df[t]
-		if df == 0 {
+		ps := l.postings[t]
+		if len(ps) == 0 {
 			continue
 		}
-		idf := math.Log(1 + (float64(l.total)-float64(df)+0.5)/(float64(df)+0.5))
-		for i, d := range l.docs {
-			f := d[t]
-			if f == 0 {
-				continue
-			}
-			norm := 1 - bm25B + bm25B*l.lens[i]/max(l.avg, 1)
-			acc[i] += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+		df := float64(len(ps))
+		idf := math.Log(1 + (total-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			norm := 1 - bm25B + bm25B*l.lens[p.doc]/max(l.avg, 1)
+			acc[p.doc] += idf * p.f * (bm25K1 + 1) / (p.f + bm25K1*norm)
 		}
 	}
 	out := make([]scored, 0, len(acc))
