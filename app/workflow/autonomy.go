@@ -219,6 +219,7 @@ func (a *Autonomy) Run(ctx context.Context, task string) (*AutoReport, error) {
 		cctx, cancel := context.WithTimeout(ctx, left)
 		cstart := a.now()
 		ok, summary, err := a.Cycler.Cycle(cctx, proposal)
+		outOfTime := errors.Is(cctx.Err(), context.DeadlineExceeded)
 		cancel()
 		c := AutoCycle{Proposal: proposal, OK: ok && err == nil, Summary: summary, Duration: a.now().Sub(cstart)}
 		if err != nil {
@@ -228,7 +229,7 @@ func (a *Autonomy) Run(ctx context.Context, task string) (*AutoReport, error) {
 		switch {
 		case ctx.Err() != nil:
 			return finish(StopCanceled, nil)
-		case cctx.Err() != nil && !c.OK:
+		case outOfTime && !c.OK:
 			return finish(StopWall, nil)
 		case !c.OK:
 			return finish(StopFailed, nil)

@@ -188,7 +188,7 @@ func (b *Builder) Run(ctx context.Context, c Call) (string, error) {
 	}
 	test := func() string {
 		rep, err := runtime.RunTests(ctx, b.Runner, dir, runtime.TestOptions{Timeout: timeout, Limits: limits, NoNetwork: true,
-			Origin: "workflow:" + c.Workflow.ID + "/" + c.Step.ID,
+			Origin:   "workflow:" + c.Workflow.ID + "/" + c.Step.ID,
 			OnOutput: func(_ runtime.Stream, chunk []byte) { c.Emit(string(chunk)) }})
 		if err != nil {
 			pkg.Tests = TestSummary{Note: err.Error()}
