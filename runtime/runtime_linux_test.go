@@ -19,14 +19,26 @@ import (
 // TestMain fails the package when any process started by a test run is
 // still alive at the end (found by the runner's environment marker).
 func TestMain(m *testing.M) {
+	// Other programs on the machine may use this runtime too: tag the
+	// children of this test binary so only they are checked.
+	os.Setenv(testTagEnv, strconv.Itoa(os.Getpid()))
 	code := m.Run()
 	if left := markedProcesses(); len(left) > 0 {
+		for _, pid := range left {
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			fmt.Fprintf(os.Stderr, "left behind: %d %q\n", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+		}
 		fmt.Fprintf(os.Stderr, "runtime tests left processes behind: %v\n", left)
 		code = 1
 	}
 	os.Exit(code)
 }
 
+// testTagEnv marks the environment of processes started by these tests.
+const testTagEnv = "CODELOOM_RUNTIME_TEST_PID"
+
+// markedProcesses lists live processes started through the runner by this
+// test binary.
 func markedProcesses() []int {
 	names, _ := filepath.Glob("/proc/[0-9]*")
 	var out []int
@@ -36,7 +48,7 @@ func markedProcesses() []int {
 			continue
 		}
 		env, err := os.ReadFile(n + "/environ")
-		if err != nil || !bytes.Contains(env, []byte(MarkerEnv+"=")) {
+		if err != nil || !bytes.Contains(env, []byte(MarkerEnv+"=")) || !bytes.Contains(env, []byte(testTagEnv+"="+strconv.Itoa(os.Getpid())+"\x00")) {
 			continue
 		}
 		if alive(pid) {
@@ -60,6 +72,11 @@ func run(t *testing.T, spec Spec) Result {
 	res, err := New().Run(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("Run(%v): %v", spec.Command, err)
+	}
+	for _, pid := range markedProcesses() {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		t.Errorf("process %d left behind: %q %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), st)
 	}
 	return res
 }
@@ -174,7 +191,7 @@ func TestForkBombUnderProcessLimit(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	res = run(t, Spec{Command: []string{bash, "-c", "bomb() { bomb | bomb & }; bomb; wait"}, Limits: Limits{Procs: 30}, Timeout: 20 * time.Second})
+	res = run(t, Spec{Command: []string{bash, "-c", "bomb() { bomb | bomb & }; bomb; sleep 15"}, Limits: Limits{Procs: 30}, Timeout: 20 * time.Second})
 	if res.Limit != LimitProcs {
 		t.Fatalf("exponential bomb: limit %q exit %d", res.Limit, res.ExitCode)
 	}

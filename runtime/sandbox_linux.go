@@ -55,19 +55,18 @@ type sandbox struct {
 	netNote   string
 	limNotes  []string
 
-	cgroup        string // pids cgroup directory, "" when none
-	cgroupDir     string // the cgroup directory to remove at close
-	cgroupChecked bool
-	lateRlimits   bool   // prlimit(1) missing: apply rlimits right after start
-	nproc         uint64 // RLIMIT_NPROC to apply, 0 for none
-	pid, pgid     int
-	startTicks    uint64
-	marker        []byte
-	members       map[int]*member
-	notOurs       map[int]uint64 // pid → start of processes checked and not in the tree
-	pageSize      int64
-	scans         int
-	buf           [4096]byte // /proc/<pid>/stat reads
+	cgroup      string // pids cgroup directory, "" when none
+	cgroupDir   string // the cgroup directory to remove at close
+	lateRlimits bool   // prlimit(1) missing: apply rlimits right after start
+	nproc       uint64 // RLIMIT_NPROC to apply, 0 for none
+	pid, pgid   int
+	startTicks  uint64
+	marker      []byte
+	members     map[int]*member
+	notOurs     map[int]uint64 // pid → start of processes checked and not in the tree
+	pageSize    int64
+	scans       int
+	buf         [4096]byte // /proc/<pid>/stat reads
 }
 
 func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
@@ -123,9 +122,10 @@ func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox
 	}
 	if sb.cgroup != "" {
 		// The shell joins the cgroup itself before exec'ing the program, so
-		// nothing it forks escapes the limit. A failed join is detected
-		// after start (see started).
-		argv = append([]string{"/bin/sh", "-c", `echo $$ > "$0" 2>/dev/null; exec "$@"`, filepath.Join(sb.cgroup, "cgroup.procs")}, argv...)
+		// nothing it forks escapes the limit. The runner made the cgroup,
+		// so joining it fails only if something is badly wrong; the run
+		// then fails with a message rather than going unlimited.
+		argv = append([]string{"/bin/sh", "-c", `echo $$ > "$0" || { echo "codeloom: cannot join the pids cgroup $0" >&2; exit 126; }; exec "$@"`, filepath.Join(sb.cgroup, "cgroup.procs")}, argv...)
 	}
 	sb.wrapped = argv
 	if spec.NoNetwork {
@@ -238,6 +238,13 @@ func lastPid() int {
 // after the main pid up to ns_last_pid), skipping pids already found not
 // to belong.
 func (sb *sandbox) scanProcs(full bool) snapshot {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return sb.totals()
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	// Read after the listing, so every listed pid was allocated by then.
 	last := 0
 	if !full {
 		last = lastPid()
@@ -252,12 +259,6 @@ func (sb *sandbox) scanProcs(full bool) snapshot {
 			return pid > sb.pid || pid <= last
 		}
 	}
-	d, err := os.Open("/proc")
-	if err != nil {
-		return sb.totals()
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
 	for _, m := range sb.members {
 		m.alive = false
 	}
@@ -265,17 +266,6 @@ func (sb *sandbox) scanProcs(full bool) snapshot {
 	if sb.cgroup != "" {
 		for _, pid := range cgroupPids(sb.cgroup) {
 			inGroup[pid] = true
-		}
-		if !sb.cgroupChecked && !inGroup[sb.pid] {
-			// The main process joins the cgroup first thing; if it runs
-			// (not a zombie) and is not in it, the join failed.
-			if st, err := sb.readStat(sb.pid); err == nil && st.start == sb.startTicks && st.state != 'Z' && st.state != 'X' {
-				sb.cgroupChecked = true
-				sb.limNotes = append(sb.limNotes, "procs: could not join the pids cgroup; enforced by the sampling watchdog only")
-				sb.dropCgroup()
-			}
-		} else if inGroup[sb.pid] {
-			sb.cgroupChecked = true
 		}
 	}
 	present := make(map[int]bool, len(names))
@@ -357,9 +347,10 @@ func (sb *sandbox) scanProcs(full bool) snapshot {
 		if start, ok := sb.notOurs[st.pid]; ok && start == st.start {
 			continue
 		}
-		if sb.hasMarker(st.pid) {
+		switch ours, sure := sb.hasMarker(st.pid); {
+		case ours:
 			add(st)
-		} else {
+		case sure:
 			sb.notOurs[st.pid] = st.start
 		}
 	}
@@ -397,19 +388,22 @@ func (sb *sandbox) totals() snapshot {
 	return s
 }
 
-func (sb *sandbox) hasMarker(pid int) bool {
+// hasMarker reports whether pid's environment holds the run's marker, and
+// whether the answer is definite (an unreadable or empty environment, as
+// during exec or after exit, is not).
+func (sb *sandbox) hasMarker(pid int) (ours, sure bool) {
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	if err != nil || len(env) == 0 {
+		return false, false
 	}
 	for len(env) > 0 {
 		var kv []byte
 		kv, env, _ = bytes.Cut(env, []byte{0})
 		if bytes.Equal(kv, sb.marker) {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, true
 }
 
 // limitHit reports the limit the tree has gone over, if any.
@@ -487,8 +481,6 @@ func (sb *sandbox) killAll() {
 }
 
 func (sb *sandbox) final() snapshot { return sb.totals() }
-
-func (sb *sandbox) dropCgroup() { sb.cgroup = "" }
 
 func (sb *sandbox) close() {
 	if sb.cgroupDir == "" {
