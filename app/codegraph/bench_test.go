@@ -1,7 +1,9 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -150,8 +152,9 @@ func BenchmarkReopen(b *testing.B) {
 	}
 }
 
-// BenchmarkUpdateOneFile applies one changed file to an open project.
-func BenchmarkUpdateOneFile(b *testing.B) {
+// benchUpdate applies one changed file to an open project, alternating
+// between two versions produced by edit.
+func benchUpdate(b *testing.B, edit func(orig []byte, i int) []byte) {
 	dir := copyCorpus(b, benchDir(b))
 	p, err := Open(context.Background(), dir, Options{NoCache: true})
 	if err != nil {
@@ -165,9 +168,8 @@ func BenchmarkUpdateOneFile(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		content := append(append([]byte(nil), orig...), []byte("\ndef _bench_added_"+string(rune('a'+i%26))+"():\n    return len([])\n")...)
 		b.StopTimer()
-		if err := os.WriteFile(target, content, 0o644); err != nil {
+		if err := os.WriteFile(target, edit(orig, i), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -175,4 +177,23 @@ func BenchmarkUpdateOneFile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkUpdateOneFileBody edits inside a function body (the common edit):
+// only that file is parsed and its references resolved again.
+func BenchmarkUpdateOneFileBody(b *testing.B) {
+	benchUpdate(b, func(orig []byte, i int) []byte {
+		if i%2 == 0 {
+			return bytes.Replace(orig, []byte("_('usage: ')"), []byte("_('Usage: ')"), 1)
+		}
+		return orig
+	})
+}
+
+// BenchmarkUpdateOneFileNewDef adds a definition: the file's interface
+// changes, so every file's references are resolved again (no re-parse).
+func BenchmarkUpdateOneFileNewDef(b *testing.B) {
+	benchUpdate(b, func(orig []byte, i int) []byte {
+		return append(append([]byte(nil), orig...), fmt.Sprintf("\ndef _bench_added_%d():\n    return len([])\n", i)...)
+	})
 }

@@ -11,15 +11,6 @@ import (
 // maxUnresolvedSample bounds the unresolved references kept for the report.
 const maxUnresolvedSample = 200
 
-// buildInput is everything the graph is built from; no file is read here.
-type buildInput struct {
-	root  string
-	files map[string]*fileData
-	langs map[string]*language
-	info  *projectInfo
-	env   map[string]string
-}
-
 // nodeID is the stable ID of a node: a hash of kind, qualified name, path and
 // an ordinal that tells apart duplicates (e.g. a property getter and setter),
 // counted in source order. Line numbers are not part of it.
@@ -51,30 +42,63 @@ type binding struct {
 	mod  string // bModule: module key
 }
 
-// fileBuild is the per-file state of a build.
+// fileResult is what resolving one file's imports or references produced.
+type fileResult struct {
+	edges      []Edge
+	seen       map[edgeKey]bool
+	resolved   int
+	external   int
+	unresolved int
+	byKind     map[string]int
+	sample     []UnresolvedRef
+	bases      [][2]string // resolved base classes: class ID, base ID
+	extBases   []string    // classes with a base outside the project
+}
+
+func newResult() *fileResult {
+	return &fileResult{seen: map[edgeKey]bool{}, byKind: map[string]int{}}
+}
+
+func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
+	if from == to && kind != EdgeCalls {
+		return
+	}
+	k := edgeKey{from, to, kind}
+	if r.seen[k] {
+		return
+	}
+	r.seen[k] = true
+	r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
+}
+
+func (r *fileResult) unresolvedRef(path, kind, name string, line int32) {
+	r.unresolved++
+	r.byKind[kind]++
+	if len(r.sample) < maxUnresolvedSample {
+		r.sample = append(r.sample, UnresolvedRef{Path: path, Line: int(line), Kind: kind, Name: name})
+	}
+}
+
+// fileBuild is the per-file state of the graph builder. It is kept between
+// builds: an unchanged file keeps its nodes and its resolved edges.
 type fileBuild struct {
-	fd     *fileData
-	lang   *language
-	fileID string
-	key    string   // canonical module key
-	ids    []string // node ID per definition
-	scope  map[string]binding
-	nested map[nestKey]int32 // (parent def, name) → def
-	hints  map[hintKey][]string
-}
+	fd       *fileData
+	lang     *language
+	fileID   string
+	key      string   // canonical module key
+	keys     []string // every module key
+	ids      []string // node ID per definition
+	nodes    []*Node  // the file node, then definitions in source order
+	iface    uint64   // hash of what other files can see (names, bases, imports, result types)
+	nested   map[nestKey]int32
+	hints    map[hintKey][]string
+	envNames map[string][]string
 
-// hintKey names a variable in a scope: a definition (or -1 for the module),
-// or, for "self.x" style attributes, the class definition.
-// defLocation is a definition's file and index.
-type defLocation struct {
-	fb  *fileBuild
-	idx int32
-}
-
-type hintKey struct {
-	scope int32
-	attr  bool
-	name  string
+	scope      map[string]binding
+	scopeState uint8 // 0 none, 1 building, 2 built
+	spans      []importSpan
+	inh        *fileResult // base classes
+	res        *fileResult // imports and other references
 }
 
 type nestKey struct {
@@ -82,19 +106,18 @@ type nestKey struct {
 	name   string
 }
 
-// builder resolves names across files.
-type builder struct {
-	in       buildInput
-	g        *Graph
-	files    []*fileBuild
-	modules  map[string][]*fileBuild      // family\x00key → files
-	top      map[string]map[string]string // family\x00key → name → node ID
-	members  map[string]map[string]string // class ID → member name → node ID
-	bases    map[string][]string          // class ID → base class IDs
-	extBase  map[string]bool              // class ID → has a base outside the project
-	defLoc   map[string]defLocation       // definition node ID → where it is defined
-	packages map[string]map[string]string // family → package name → node ID
-	edgeSeen map[edgeKey]bool
+// hintKey names a variable in a scope: a definition (or -1 for the module),
+// or, for "self.x" style attributes, the class definition.
+type hintKey struct {
+	scope int32
+	attr  bool
+	name  string
+}
+
+// defLocation is a definition's file and index.
+type defLocation struct {
+	fb  *fileBuild
+	idx int32
 }
 
 type edgeKey struct {
@@ -102,138 +125,119 @@ type edgeKey struct {
 	kind     EdgeKind
 }
 
+// builder builds graphs incrementally. Tables that join files are rebuilt on
+// every build (cheap); parsing results, nodes and resolved edges are reused
+// for files that did not change. When no file's interface changed, only the
+// changed files' references are resolved again.
+type builder struct {
+	root  string
+	langs map[string]*language
+	fbs   map[string]*fileBuild
+	pkgs  map[string]*Node // package node cache by ID (stable objects)
+
+	// Rebuilt on every build.
+	info     *projectInfo
+	modules  map[string][]*fileBuild      // family\x00key → files
+	top      map[string]map[string]string // family\x00key → name → node ID
+	members  map[string]map[string]string // class ID → member name → node ID
+	bases    map[string][]string          // class ID → base class IDs
+	extBase  map[string]bool              // class ID → has a base outside the project
+	defLoc   map[string]defLocation       // definition node ID → where it is defined
+	nodeByID map[string]*Node
+	packages map[string]map[string]string // family → package name → node ID
+	requires []Edge
+}
+
 func modKey(family, key string) string { return family + "\x00" + key }
 
-// build turns extracted files into a graph.
-func build(in buildInput) *Graph {
-	b := &builder{
-		in:       in,
-		modules:  map[string][]*fileBuild{},
-		top:      map[string]map[string]string{},
-		members:  map[string]map[string]string{},
-		bases:    map[string][]string{},
-		extBase:  map[string]bool{},
-		defLoc:   map[string]defLocation{},
-		packages: map[string]map[string]string{},
-		edgeSeen: map[edgeKey]bool{},
+func newBuilder(root string, langs map[string]*language) *builder {
+	return &builder{root: root, langs: langs, pkgs: map[string]*Node{}}
+}
+
+// build returns the graph of files. Files whose *fileData is the same object
+// as in the previous build are not processed again.
+func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[string]string) *Graph {
+	b.info = info
+	old := b.fbs
+	b.fbs = make(map[string]*fileBuild, len(files))
+	var changed []*fileBuild
+	structural := old == nil
+	for p, fd := range files {
+		if o := old[p]; o != nil && o.fd == fd {
+			b.fbs[p] = o
+			continue
+		}
+		fb := b.newFileBuild(fd)
+		b.fbs[p] = fb
+		changed = append(changed, fb)
+		if o := old[p]; o == nil || o.iface != fb.iface {
+			structural = true
+		}
 	}
-	g := &Graph{
-		root:     in.root,
-		byID:     map[string]*Node{},
-		byFile:   map[string][]*Node{},
-		fileNode: map[string]*Node{},
-		children: map[string][]*Node{},
-		envNames: map[string][]string{},
-		envVals:  in.env,
-		imports:  map[string][]importSpan{},
-		globals:  map[string][]globalRec{},
-		stats: Stats{FilesByLanguage: map[string]int{}, NodesByKind: map[Kind]int{},
-			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
+	for p := range old {
+		if _, ok := files[p]; !ok {
+			structural = true
+		}
 	}
-	b.g = g
-	paths := make([]string, 0, len(in.files))
-	for p := range in.files {
+	paths := make([]string, 0, len(b.fbs))
+	for p := range b.fbs {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	ordered := make([]*fileBuild, len(paths))
+	for i, p := range paths {
+		ordered[i] = b.fbs[p]
+	}
+	affected := changed
+	if structural {
+		affected = ordered
+	}
+	sort.Slice(affected, func(i, j int) bool { return affected[i].fd.Path < affected[j].fd.Path })
 
-	// 1. Nodes for files and definitions; module keys.
-	for _, p := range paths {
-		fd := in.files[p]
-		fb := &fileBuild{fd: fd, lang: in.langs[fd.Lang]}
-		b.files = append(b.files, fb)
-		b.addFile(fb)
+	if structural || b.nodeByID == nil {
+		b.tables(ordered)
+	} else {
+		b.patchTables(old, changed)
 	}
-	// 2. Packages from manifests.
-	for _, fb := range b.files {
-		b.addManifest(fb)
+	for _, fb := range affected {
+		fb.scopeState = 0
+		fb.scope = nil
 	}
-	// 3. Go methods join their receiver type.
-	for _, fb := range b.files {
-		b.attachReceivers(fb)
+	for _, fb := range affected {
+		fb.res = newResult()
+		b.ensureScope(fb)
 	}
-	// 4. Scopes (imports), then base classes, then the other references.
-	for _, fb := range b.files {
-		b.buildScope(fb)
+	for _, fb := range affected {
+		fb.inh = newResult()
+		b.resolveRefs(fb, fb.inh, true)
 	}
-	for _, fb := range b.files {
-		b.resolveRefs(fb, true)
-	}
-	for _, fb := range b.files {
-		b.resolveRefs(fb, false)
-	}
-	// Packages after files.
-	var pkgs []*Node
-	for _, m := range b.packages {
-		for _, id := range m {
-			pkgs = append(pkgs, g.byID[id])
+	b.bases = map[string][]string{}
+	b.extBase = map[string]bool{}
+	for _, fb := range ordered {
+		if fb.inh == nil {
+			continue
 		}
-	}
-	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].QualName < pkgs[j].QualName })
-	g.nodes = append(g.nodes, pkgs...)
-	for _, n := range g.nodes {
-		g.stats.NodesByKind[n.Kind]++
-	}
-	for _, e := range g.edges {
-		g.stats.EdgesByKind[e.Kind]++
-	}
-	g.stats.Nodes = len(g.nodes)
-	g.stats.Edges = len(g.edges)
-	return g
-}
-
-func (b *builder) addNode(n *Node) {
-	b.g.nodes = append(b.g.nodes, n)
-	b.g.byID[n.ID] = n
-	if n.Parent != "" {
-		b.g.children[n.Parent] = append(b.g.children[n.Parent], n)
-	}
-}
-
-func (b *builder) addEdge(from, to string, kind EdgeKind, line int32) bool {
-	if from == to && kind != EdgeCalls {
-		return false
-	}
-	k := edgeKey{from, to, kind}
-	if b.edgeSeen[k] {
-		return true
-	}
-	b.edgeSeen[k] = true
-	b.g.edges = append(b.g.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
-	return true
-}
-
-func (b *builder) addFile(fb *fileBuild) {
-	fd := fb.fd
-	g := b.g
-	st := &g.stats
-	st.Files++
-	lname := fd.Lang
-	if lname == "" {
-		lname = "other"
-	}
-	st.FilesByLanguage[lname]++
-	st.Lines += fd.Lines
-	st.Bytes += fd.Size
-	fb.key = fd.Path
-	if fb.lang != nil {
-		keys := fb.lang.moduleKeys(b.in.info, fd.Path)
-		fb.key = keys[0]
-		for _, k := range keys {
-			mk := modKey(fb.lang.family, k)
-			b.modules[mk] = append(b.modules[mk], fb)
-		}
-		// All keys of a module share one table of top-level names.
-		top := b.top[modKey(fb.lang.family, fb.key)]
-		if top == nil {
-			top = map[string]string{}
-		}
-		for _, k := range keys {
-			if _, ok := b.top[modKey(fb.lang.family, k)]; !ok {
-				b.top[modKey(fb.lang.family, k)] = top
+		for _, cb := range fb.inh.bases {
+			if !containsStr(b.bases[cb[0]], cb[1]) {
+				b.bases[cb[0]] = append(b.bases[cb[0]], cb[1])
 			}
 		}
-		b.top[modKey(fb.lang.family, fb.key)] = top
+		for _, c := range fb.inh.extBases {
+			b.extBase[c] = true
+		}
+	}
+	for _, fb := range affected {
+		b.resolveRefs(fb, fb.res, false)
+	}
+	return b.assemble(ordered, env)
+}
+
+// newFileBuild makes the nodes of one file.
+func (b *builder) newFileBuild(fd *fileData) *fileBuild {
+	fb := &fileBuild{fd: fd, lang: b.langs[fd.Lang], key: fd.Path}
+	if fb.lang != nil {
+		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
+		fb.key = fb.keys[0]
 	}
 	fileNode := &Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
@@ -241,20 +245,19 @@ func (b *builder) addFile(fb *fileBuild) {
 		StartByte: 0, EndByte: int(fd.Size), Hash: fmt.Sprintf("%016x", fd.Sum),
 	}
 	fb.fileID = fileNode.ID
-	b.addNode(fileNode)
-	g.fileNode[fd.Path] = fileNode
+	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
+	fb.nodes[0] = fileNode
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
-		return
-	}
-	if len(fd.Globals) > 0 {
-		g.globals[fd.Path] = fd.Globals
+		fb.iface = h.Sum64()
+		return fb
 	}
 	sep := fb.lang.qualSep
 	fb.ids = make([]string, len(fd.Defs))
 	quals := make([]string, len(fd.Defs))
 	dups := map[string]int{}
 	fb.nested = make(map[nestKey]int32, len(fd.Defs))
-	top := b.top[modKey(fb.lang.family, fb.key)]
 	for i, d := range fd.Defs {
 		var q string
 		switch {
@@ -270,37 +273,137 @@ func (b *builder) addFile(fb *fileBuild) {
 		id := nodeID(d.Kind, q, fd.Path, dups[dk])
 		dups[dk]++
 		fb.ids[i] = id
-		b.defLoc[id] = defLocation{fb, int32(i)}
 		parent := fb.fileID
 		if d.Parent >= 0 {
 			parent = fb.ids[d.Parent]
 		}
-		n := &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
+		fb.nodes = append(fb.nodes, &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
-			Signature: d.Sig, Doc: d.Doc, Hash: fmt.Sprintf("%016x", d.Hash), Parent: parent}
-		b.addNode(n)
-		g.byFile[fd.Path] = append(g.byFile[fd.Path], n)
-		b.addEdge(parent, id, EdgeContains, d.StartLine)
-		if d.Parent < 0 && d.Receiver == "" {
-			if _, dup := top[d.Name]; !dup {
-				top[d.Name] = id
-			}
-		}
+			Signature: d.Sig, Doc: d.Doc, Hash: fmt.Sprintf("%016x", d.Hash), Parent: parent})
 		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
 			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
 		}
-		if d.Parent >= 0 && fd.Defs[d.Parent].Kind == KindClass {
-			b.addMember(fb.ids[d.Parent], d.Name, id)
+		fmt.Fprintf(h, "d%s\x00%s\x00%d\x00%s\x00", d.Kind, id, d.Parent, d.Receiver)
+	}
+	for _, r := range fd.Refs {
+		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) {
+			fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%d\x00", r.Kind, r.Name, r.Object, r.Def)
 		}
 	}
+	for _, im := range fd.Imports {
+		fmt.Fprintf(h, "i%s\x00%s\x00%s\x00%v\x00", im.Module, im.Name, im.Alias, im.Wildcard)
+	}
+	fb.iface = h.Sum64()
 	for _, ev := range fd.Env {
 		src := fb.fileID
 		if ev.Def >= 0 {
 			src = fb.ids[ev.Def]
 		}
-		if !containsStr(g.envNames[src], ev.Name) {
-			g.envNames[src] = append(g.envNames[src], ev.Name)
+		if fb.envNames == nil {
+			fb.envNames = map[string][]string{}
 		}
+		if !containsStr(fb.envNames[src], ev.Name) {
+			fb.envNames[src] = append(fb.envNames[src], ev.Name)
+		}
+	}
+	// Variable types from constructor assignments and annotations.
+	for _, r := range fd.Refs {
+		if r.Kind != refAssign {
+			continue
+		}
+		k := hintKey{scope: r.Def, name: r.Name}
+		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
+			ci := enclosingClassIdx(fd, r.Def)
+			if ci < 0 {
+				continue
+			}
+			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
+		}
+		if fb.hints == nil {
+			fb.hints = map[hintKey][]string{}
+		}
+		if !containsStr(fb.hints[k], r.Object) {
+			fb.hints[k] = append(fb.hints[k], r.Object)
+		}
+	}
+	return fb
+}
+
+// tables rebuilds the cross-file lookup tables and attaches Go methods to
+// their receiver types (copying a node whose parent changes: published nodes
+// are never modified).
+func (b *builder) tables(ordered []*fileBuild) {
+	b.modules = map[string][]*fileBuild{}
+	b.top = map[string]map[string]string{}
+	b.members = map[string]map[string]string{}
+	b.defLoc = map[string]defLocation{}
+	b.nodeByID = make(map[string]*Node, len(b.nodeByID)+16)
+	b.packages = map[string]map[string]string{}
+	b.requires = b.requires[:0]
+	for _, fb := range ordered {
+		for _, n := range fb.nodes {
+			b.nodeByID[n.ID] = n
+		}
+		if fb.lang == nil {
+			b.addManifest(fb)
+			continue
+		}
+		fam := fb.lang.family
+		top := b.top[modKey(fam, fb.key)]
+		if top == nil {
+			top = map[string]string{}
+			b.top[modKey(fam, fb.key)] = top
+		}
+		for _, k := range fb.keys {
+			mk := modKey(fam, k)
+			b.modules[mk] = append(b.modules[mk], fb)
+			if _, ok := b.top[mk]; !ok {
+				b.top[mk] = top
+			}
+		}
+		for i, d := range fb.fd.Defs {
+			id := fb.ids[i]
+			b.defLoc[id] = defLocation{fb, int32(i)}
+			if d.Parent < 0 && d.Receiver == "" {
+				if _, dup := top[d.Name]; !dup {
+					top[d.Name] = id
+				}
+			}
+			if d.Parent >= 0 && fb.fd.Defs[d.Parent].Kind == KindClass {
+				b.addMember(fb.ids[d.Parent], d.Name, id)
+			}
+		}
+	}
+	for _, fb := range ordered {
+		b.attachReceivers(fb)
+	}
+}
+
+// patchTables updates the lookup tables for changed files whose interface is
+// unchanged: the same IDs under the same names, only new fileBuild objects.
+func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
+	for _, fb := range changed {
+		prev := old[fb.fd.Path]
+		for _, n := range fb.nodes {
+			b.nodeByID[n.ID] = n
+		}
+		if fb.lang == nil {
+			continue
+		}
+		for _, k := range fb.keys {
+			mk := modKey(fb.lang.family, k)
+			fs := append([]*fileBuild(nil), b.modules[mk]...)
+			for i, f := range fs {
+				if f == prev {
+					fs[i] = fb
+				}
+			}
+			b.modules[mk] = fs
+		}
+		for i, id := range fb.ids {
+			b.defLoc[id] = defLocation{fb, int32(i)}
+		}
+		b.attachReceivers(fb)
 	}
 }
 
@@ -331,7 +434,7 @@ func (b *builder) addMember(classID, name, id string) {
 	}
 }
 
-// addManifest adds package nodes and requires edges for a manifest file.
+// addManifest registers package nodes and requires edges for a manifest.
 func (b *builder) addManifest(fb *fileBuild) {
 	fd := fb.fd
 	if len(fd.Packages) == 0 {
@@ -353,9 +456,12 @@ func (b *builder) addManifest(fb *fileBuild) {
 			q := fd.Eco + ":" + name
 			id = nodeID(KindPackage, q, "", 0)
 			m[norm] = id
-			b.g.byID[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
+			if b.pkgs[id] == nil {
+				b.pkgs[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
+			}
+			b.nodeByID[id] = b.pkgs[id]
 		}
-		b.addEdge(fb.fileID, id, EdgeRequires, 0)
+		b.requires = append(b.requires, Edge{From: fb.fileID, To: id, Kind: EdgeRequires})
 	}
 }
 
@@ -380,38 +486,134 @@ func (b *builder) attachReceivers(fb *fileBuild) {
 		if d.Receiver == "" {
 			continue
 		}
+		want := fb.fileID
 		cls, ok := b.top[modKey(fb.lang.family, fb.key)][d.Receiver]
-		if !ok {
-			continue
+		if ok {
+			want = cls
+			b.addMember(cls, d.Name, fb.ids[i])
 		}
-		n := b.g.byID[fb.ids[i]]
-		old := n.Parent
-		n.Parent = cls
-		b.g.children[cls] = append(b.g.children[cls], n)
-		kids := b.g.children[old]
-		for k, c := range kids {
-			if c == n {
-				b.g.children[old] = append(kids[:k:k], kids[k+1:]...)
-				break
-			}
+		if n := fb.nodes[i+1]; n.Parent != want {
+			cp := *n
+			cp.Parent = want
+			fb.nodes[i+1] = &cp
+			b.nodeByID[cp.ID] = &cp
 		}
-		for k := range b.g.edges {
-			e := &b.g.edges[k]
-			if e.Kind == EdgeContains && e.To == n.ID && e.From == old {
-				e.From = cls
-				delete(b.edgeSeen, edgeKey{old, n.ID, EdgeContains})
-				b.edgeSeen[edgeKey{cls, n.ID, EdgeContains}] = true
-				break
-			}
-		}
-		b.addMember(cls, d.Name, n.ID)
 	}
+}
+
+// assemble puts the per-file pieces together into an immutable graph.
+func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
+	nNodes, nEdges := len(b.pkgs), len(b.requires)
+	for _, fb := range ordered {
+		nNodes += len(fb.nodes)
+		nEdges += len(fb.nodes) - 1
+		if fb.res != nil {
+			nEdges += len(fb.res.edges)
+		}
+		if fb.inh != nil {
+			nEdges += len(fb.inh.edges)
+		}
+	}
+	g := &Graph{
+		root:     b.root,
+		nodes:    make([]*Node, 0, nNodes),
+		byID:     make(map[string]*Node, nNodes),
+		edges:    make([]Edge, 0, nEdges),
+		byFile:   make(map[string][]*Node, len(ordered)),
+		fileNode: make(map[string]*Node, len(ordered)),
+		children: make(map[string][]*Node, nNodes/2),
+		envNames: map[string][]string{},
+		envVals:  env,
+		imports:  make(map[string][]importSpan, len(ordered)),
+		globals:  map[string][]globalRec{},
+		stats: Stats{FilesByLanguage: map[string]int{}, NodesByKind: map[Kind]int{},
+			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
+	}
+	st := &g.stats
+	addRes := func(r *fileResult) {
+		if r == nil {
+			return
+		}
+		g.edges = append(g.edges, r.edges...)
+		st.Resolved += r.resolved
+		st.External += r.external
+		st.Unresolved += r.unresolved
+		for k, v := range r.byKind {
+			st.UnresolvedByKind[k] += v
+		}
+		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
+			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+		}
+	}
+	for _, fb := range ordered {
+		fd := fb.fd
+		st.Files++
+		lname := fd.Lang
+		if lname == "" {
+			lname = "other"
+		}
+		st.FilesByLanguage[lname]++
+		st.Lines += fd.Lines
+		st.Bytes += fd.Size
+		g.fileNode[fd.Path] = fb.nodes[0]
+		if len(fb.nodes) > 1 {
+			g.byFile[fd.Path] = fb.nodes[1:]
+		}
+		for _, n := range fb.nodes {
+			g.nodes = append(g.nodes, n)
+			g.byID[n.ID] = n
+			if n.Parent != "" {
+				g.children[n.Parent] = append(g.children[n.Parent], n)
+				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
+			}
+		}
+		for id, names := range fb.envNames {
+			g.envNames[id] = names
+		}
+		g.imports[fd.Path] = fb.spans
+		if len(fd.Globals) > 0 {
+			g.globals[fd.Path] = fd.Globals
+		}
+		addRes(fb.inh)
+		addRes(fb.res)
+	}
+	g.edges = append(g.edges, b.requires...)
+	var pkgs []*Node
+	for _, m := range b.packages {
+		for _, id := range m {
+			pkgs = append(pkgs, b.pkgs[id])
+		}
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].QualName < pkgs[j].QualName })
+	for _, n := range pkgs {
+		g.nodes = append(g.nodes, n)
+		g.byID[n.ID] = n
+	}
+	// Children of Go types may come from several files: keep source order.
+	for _, fb := range ordered {
+		if fb.lang != nil && fb.lang.family == "go" {
+			for _, n := range fb.nodes[1:] {
+				if kids := g.children[n.ID]; len(kids) > 1 {
+					sortNodes(kids)
+				}
+			}
+		}
+	}
+	for _, n := range g.nodes {
+		st.NodesByKind[n.Kind]++
+	}
+	for _, e := range g.edges {
+		st.EdgesByKind[e.Kind]++
+	}
+	st.Nodes = len(g.nodes)
+	st.Edges = len(g.edges)
+	return g
 }
 
 // lookupModule returns the files of a module key, trying the language's
 // candidate keys in order.
 func (b *builder) lookupModule(fb *fileBuild, module string) (string, []*fileBuild) {
-	for _, k := range fb.lang.importKeys(b.in.info, fb.fd.Path, module) {
+	for _, k := range fb.lang.importKeys(b.info, fb.fd.Path, module) {
 		if fs, ok := b.modules[modKey(fb.lang.family, k)]; ok {
 			return k, fs
 		}
@@ -441,21 +643,18 @@ func (b *builder) packageFor(fb *fileBuild, module string) string {
 	return ""
 }
 
-func (b *builder) unresolved(fb *fileBuild, kind, name string, line int32) {
-	st := &b.g.stats
-	st.Unresolved++
-	st.UnresolvedByKind[kind]++
-	if len(st.UnresolvedSample) < maxUnresolvedSample {
-		st.UnresolvedSample = append(st.UnresolvedSample, UnresolvedRef{Path: fb.fd.Path, Line: int(line), Kind: kind, Name: name})
-	}
-}
-
 // buildScope binds the names a file can use: its own top-level definitions
 // (for Go, its package's) and what it imports. Import edges are added here.
-func (b *builder) buildScope(fb *fileBuild) {
-	if fb.lang == nil {
+func (b *builder) ensureScope(fb *fileBuild) {
+	if fb.lang == nil || fb.scopeState != 0 {
 		return
 	}
+	fb.scopeState = 1
+	defer func() { fb.scopeState = 2 }()
+	if fb.res == nil {
+		fb.res = newResult()
+	}
+	res := fb.res
 	fd := fb.fd
 	fb.scope = map[string]binding{}
 	family := fb.lang.family
@@ -471,12 +670,12 @@ func (b *builder) buildScope(fb *fileBuild) {
 			// it) or an unresolved import.
 			pkg := b.packageFor(fb, im.Module)
 			if pkg != "" {
-				b.addEdge(fb.fileID, pkg, EdgeImports, im.Line)
-				b.g.stats.External++
+				res.addEdge(fb.fileID, pkg, EdgeImports, im.Line)
+				res.external++
 			} else if fb.lang.stdlib != nil && fb.lang.stdlib(im.Module) {
-				b.g.stats.External++
+				res.external++
 			} else {
-				b.unresolved(fb, "import", im.Module, im.Line)
+				res.unresolvedRef(fd.Path, "import", im.Module, im.Line)
 			}
 			spans = append(spans, importSpan{im.Start, im.End, true})
 			if local == "" {
@@ -493,10 +692,10 @@ func (b *builder) buildScope(fb *fileBuild) {
 			continue
 		}
 		spans = append(spans, importSpan{im.Start, im.End, false})
-		b.g.stats.Resolved++
+		res.resolved++
 		for _, t := range targets[:1] {
 			if t != fb {
-				b.addEdge(fb.fileID, t.fileID, EdgeImports, im.Line)
+				res.addEdge(fb.fileID, t.fileID, EdgeImports, im.Line)
 			}
 		}
 		switch {
@@ -518,16 +717,24 @@ func (b *builder) buildScope(fb *fileBuild) {
 				fb.scope[local] = binding{kind: bDef, id: id}
 				continue
 			}
+			// A name the module itself imports (a re-export, e.g. in __init__.py).
+			if t := targets[0]; t != fb && name != "" {
+				b.ensureScope(t)
+				if bd, ok := t.scope[name]; ok && t.scopeState == 2 && bd.kind != 0 {
+					fb.scope[local] = bd
+					continue
+				}
+			}
 			sub := key + "." + im.Name
 			if key == "" {
 				sub = im.Name
 			}
 			if subs, ok := b.modules[modKey(family, sub)]; ok {
-				b.addEdge(fb.fileID, subs[0].fileID, EdgeImports, im.Line)
+				res.addEdge(fb.fileID, subs[0].fileID, EdgeImports, im.Line)
 				fb.scope[local] = binding{kind: bModule, mod: sub}
 				continue
 			}
-			b.unresolved(fb, "import", im.Module+"."+im.Name, im.Line)
+			res.unresolvedRef(fd.Path, "import", im.Module+"."+im.Name, im.Line)
 		default:
 			if local == "" {
 				local = defaultLocal(fb.lang, im.Module)
@@ -543,27 +750,7 @@ func (b *builder) buildScope(fb *fileBuild) {
 			}
 		}
 	}
-	b.g.imports[fd.Path] = spans
-	// Variable types from constructor assignments and annotations.
-	for _, r := range fd.Refs {
-		if r.Kind != refAssign {
-			continue
-		}
-		k := hintKey{scope: r.Def, name: r.Name}
-		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
-			ci := enclosingClassIdx(fd, r.Def)
-			if ci < 0 {
-				continue
-			}
-			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
-		}
-		if fb.hints == nil {
-			fb.hints = map[hintKey][]string{}
-		}
-		if !containsStr(fb.hints[k], r.Object) {
-			fb.hints[k] = append(fb.hints[k], r.Object)
-		}
-	}
+	fb.spans = spans
 }
 
 // enclosingClassIdx returns the nearest class definition around def in the
@@ -628,8 +815,8 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 		if fb.fd.Defs[d].Kind == KindClass {
 			return fb.ids[d], true
 		}
-		n := b.g.byID[fb.ids[d]]
-		if p := b.g.byID[n.Parent]; p != nil && p.Kind == KindClass && fb.fd.Defs[d].Receiver != "" {
+		n := b.nodeByID[fb.ids[d]]
+		if p := b.nodeByID[n.Parent]; p != nil && p.Kind == KindClass && fb.fd.Defs[d].Receiver != "" {
 			return p.ID, true
 		}
 	}
@@ -691,13 +878,12 @@ func isDottedIdent(s string) bool {
 
 // resolveRefs binds a file's references. With inherits set it handles base
 // classes only (they must be known before method lookups through bases).
-func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
+func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	if fb.lang == nil {
 		return
 	}
 	fd := fb.fd
 	family := fb.lang.family
-	st := &b.g.stats
 	for _, r := range fd.Refs {
 		if r.Kind == refAssign || (r.Kind == refInherit) != inherits {
 			continue
@@ -721,31 +907,31 @@ func (b *builder) resolveRefs(fb *fileBuild, inherits bool) {
 			if r.Kind == refUse && target == src {
 				continue
 			}
-			b.addEdge(src, target, ek, r.Line)
-			st.Resolved++
+			res.addEdge(src, target, ek, r.Line)
+			res.resolved++
 			if r.Kind == refInherit {
-				if n := b.g.byID[target]; n != nil && n.Kind == KindClass && !containsStr(b.bases[src], target) {
-					b.bases[src] = append(b.bases[src], target)
+				if n := b.nodeByID[target]; n != nil && n.Kind == KindClass {
+					res.bases = append(res.bases, [2]string{src, target})
 				}
 			}
 		case outExternal:
 			if r.Kind != refUse {
-				st.External++
+				res.external++
 			}
 			if r.Kind == refInherit {
-				b.extBase[src] = true
+				res.extBases = append(res.extBases, src)
 			}
 		case outBuiltin:
 		case outUnresolved:
 			if r.Kind == refInherit {
-				b.extBase[src] = true
+				res.extBases = append(res.extBases, src)
 			}
 			if r.Kind != refUse {
 				name := r.Name
 				if r.Object != "" {
 					name = r.Object + "." + r.Name
 				}
-				b.unresolved(fb, kindName, name, r.Line)
+				res.unresolvedRef(fb.fd.Path, kindName, name, r.Line)
 			}
 		}
 	}
@@ -797,7 +983,7 @@ func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, dept
 	}
 	id, out := b.resolveRef(fb, family, refRec{Kind: refUse, Name: name, Object: obj, Def: def}, depth+1)
 	if out == outResolved {
-		n := b.g.byID[id]
+		n := b.nodeByID[id]
 		if n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 			// A call result: the function's recorded result type.
 			if loc, ok := b.defLoc[id]; ok && loc.fb.hints != nil {
@@ -888,7 +1074,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outExternal
 	case bDef:
 		if len(segs) == 1 {
-			if n := b.g.byID[bd.id]; n != nil && n.Kind == KindClass {
+			if n := b.nodeByID[bd.id]; n != nil && n.Kind == KindClass {
 				return b.memberOutcome(bd.id, r.Name, false)
 			}
 		}
@@ -904,7 +1090,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 			// A class in the module, then a member of it.
 			if i == len(segs)-2 {
 				if cid, ok := b.top[modKey(family, key)][s]; ok {
-					if n := b.g.byID[cid]; n != nil && n.Kind == KindClass {
+					if n := b.nodeByID[cid]; n != nil && n.Kind == KindClass {
 						return b.memberOutcome(cid, r.Name, false)
 					}
 				}

@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -650,6 +651,17 @@ func TestIncrementalUpdateAndStableIDs(t *testing.T) {
 	}
 	wantEdge(t, g4, "pkg.extra.extra", "pkg.util.added", EdgeCalls)
 
+	// The incrementally updated graph equals a fresh index of the same tree.
+	sameGraph(t, g4, openT(t, root, Options{NoCache: true}).Graph())
+	// A body-only edit (no interface change) too.
+	src, _ = os.ReadFile(util)
+	os.WriteFile(util, []byte(strings.Replace(string(src), `return make("x")`, `return make("y") or make("z")`, 1)), 0o644)
+	g5, err := p.UpdateFiles(context.Background(), []string{util})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameGraph(t, g5, openT(t, root, Options{NoCache: true}).Graph())
+
 	// A separate index of the same tree elsewhere yields the same IDs.
 	root2 := writeTree(t, pyFixture)
 	gOther := openT(t, root2, Options{NoCache: true}).Graph()
@@ -769,4 +781,38 @@ func findQual(g *Graph, q string) (*Node, bool) {
 		}
 	}
 	return nil, false
+}
+
+// sameGraph compares two graphs by node IDs, positions and edges.
+func sameGraph(t *testing.T, a, b *Graph) {
+	t.Helper()
+	key := func(g *Graph) (map[string]string, map[string]bool) {
+		ns := map[string]string{}
+		for _, n := range g.Nodes() {
+			ns[n.ID] = fmt.Sprintf("%s %s %d-%d %s", n.Kind, n.QualName, n.StartLine, n.EndLine, n.Parent)
+		}
+		es := map[string]bool{}
+		for _, e := range g.Edges() {
+			es[e.From+" "+string(e.Kind)+" "+e.To] = true
+		}
+		return ns, es
+	}
+	an, ae := key(a)
+	bn, be := key(b)
+	for id, v := range an {
+		if bn[id] != v {
+			t.Errorf("node %s: %q vs fresh %q", id, v, bn[id])
+		}
+	}
+	if len(an) != len(bn) || len(ae) != len(be) {
+		t.Errorf("incremental graph has %d nodes %d edges, fresh %d nodes %d edges", len(an), len(ae), len(bn), len(be))
+	}
+	for e := range be {
+		if !ae[e] {
+			t.Errorf("incremental graph lacks edge %s", e)
+		}
+	}
+	if a.Stats().Unresolved != b.Stats().Unresolved || a.Stats().Resolved != b.Stats().Resolved {
+		t.Errorf("stats differ: %d/%d vs %d/%d", a.Stats().Resolved, a.Stats().Unresolved, b.Stats().Resolved, b.Stats().Unresolved)
+	}
 }

@@ -66,6 +66,29 @@ type Project struct {
 	closed   bool
 
 	graph atomic.Pointer[Graph]
+	b     *builder // incremental graph builder (guarded by mu)
+
+	idleMu sync.Mutex
+	idle   []map[*language]*extractor // parsers with compiled queries, reused across runs
+}
+
+// takeExtractors returns a set of per-language extractors for one worker.
+func (p *Project) takeExtractors() map[*language]*extractor {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	if n := len(p.idle); n > 0 {
+		e := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return e
+	}
+	return map[*language]*extractor{}
+}
+
+// putExtractors gives a worker's extractors back for the next run.
+func (p *Project) putExtractors(e map[*language]*extractor) {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	p.idle = append(p.idle, e)
 }
 
 // Open indexes the project at root: it walks the folder, reuses cached parse
@@ -125,6 +148,14 @@ func (p *Project) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	for _, set := range p.idle {
+		for _, e := range set {
+			e.Close()
+		}
+	}
+	p.idle = nil
 	return nil
 }
 
@@ -222,7 +253,10 @@ func (p *Project) buildLocked() *Graph {
 	if b, err := os.ReadFile(filepath.Join(p.root, ".env")); err == nil {
 		env = parseDotEnv(b)
 	}
-	return build(buildInput{root: p.root, files: p.files, langs: p.byName, info: p.info, env: env})
+	if p.b == nil {
+		p.b = newBuilder(p.root, p.byName)
+	}
+	return p.b.build(p.files, p.info, env)
 }
 
 // process reads and parses jobs with opts.Workers goroutines.
@@ -252,12 +286,8 @@ func (p *Project) process(ctx context.Context, jobs []job) ([]result, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			exts := map[*language]*extractor{}
-			defer func() {
-				for _, e := range exts {
-					e.Close()
-				}
-			}()
+			exts := p.takeExtractors()
+			defer p.putExtractors(exts)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) || ctx.Err() != nil {
