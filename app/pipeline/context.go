@@ -3,114 +3,66 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
+	"codeloom/app/retrieval"
 	"codeloom/models"
 )
 
 // ContextSource gathers the code a model needs for a request, within a
-// token budget. app/retrieval provides the full implementation (embeddings +
-// lexical + graph closure); GraphContext is the graph-only one.
+// token budget. RetrievalContext is the standard one.
 type ContextSource interface {
 	Gather(ctx context.Context, request string, budgetTokens int) (string, error)
 }
 
-// GraphContext gathers context from a code graph alone: nodes whose names,
-// paths and docstrings share words with the request, widened into their
-// runnable slices (the code plus what it needs, dependencies first).
-type GraphContext struct {
+// RetrievalContext gathers context with app/retrieval over the current code
+// graph: BM25 over names, docstrings and code (fused with embedding
+// similarity when Embed is set), widened by the graph into the code the
+// matches need, in dependency order, within the token budget.
+type RetrievalContext struct {
 	Graph func() *codegraph.Graph
-	// Max is how many matching nodes are widened (5 when 0).
-	Max int
+	// Engine counts tokens (and embeds when Embed is set); may be nil.
+	Engine models.Engine
+	// Embed computes node embeddings with Engine (cached in Cache by content
+	// hash under ModelID) and fuses vector similarity into the search.
+	Embed   bool
+	Cache   retrieval.Cache
+	ModelID string
 }
 
 // Gather implements ContextSource.
-func (gc GraphContext) Gather(ctx context.Context, request string, budget int) (string, error) {
-	if gc.Graph == nil {
+func (rc RetrievalContext) Gather(ctx context.Context, request string, budget int) (string, error) {
+	if rc.Graph == nil {
 		return "", nil
 	}
-	g := gc.Graph()
+	g := rc.Graph()
 	if g == nil {
 		return "", nil
 	}
-	maxN := gc.Max
-	if maxN <= 0 {
-		maxN = 5
-	}
-	want := map[string]bool{}
-	for _, w := range models.Words(request) {
-		if len(w) > 2 && !stopWords[w] {
-			want[w] = true
-		}
-	}
-	type scored struct {
-		n     *codegraph.Node
-		score float64
-	}
-	var hits []scored
-	for _, n := range g.Nodes() {
-		if n.Kind == codegraph.KindPackage || n.Kind == codegraph.KindFile {
-			continue
-		}
-		s := 0.0
-		for _, w := range models.Words(n.Name) {
-			if want[w] {
-				s += 3
+	ix := retrieval.New(g)
+	opts := retrieval.ContextOptions{Budget: budget}
+	if rc.Engine != nil {
+		opts.Count = func(s string) int { return models.CountTokens(rc.Engine, s) }
+		if rc.Embed {
+			if _, err := ix.Embed(ctx, rc.Engine, retrieval.EmbedOptions{ModelID: rc.ModelID, Cache: rc.Cache}); err != nil {
+				if ctx.Err() != nil {
+					return "", fmt.Errorf("gather context: %w", err)
+				}
+				slog.Warn("embeddings unavailable; lexical search only", "err", err)
+			} else {
+				opts.Embedder = rc.Engine
 			}
 		}
-		for _, w := range models.Words(n.Path + " " + n.Doc) {
-			if want[w] {
-				s++
-			}
-		}
-		if s > 0 {
-			hits = append(hits, scored{n, s})
-		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].n.QualName < hits[j].n.QualName
-	})
-	if len(hits) > maxN {
-		hits = hits[:maxN]
+	c, err := ix.Context(ctx, request, opts)
+	if err != nil {
+		return "", fmt.Errorf("gather context: %w", err)
 	}
-	limit := budget * 4
-	var b strings.Builder
-	seen := map[string]bool{}
-	for _, h := range hits {
-		if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("gather context: %w", err)
-		}
-		sl, err := g.Slice(h.n.ID)
-		if err != nil {
-			continue
-		}
-		for _, n := range sl.Nodes {
-			if seen[n.ID] || n.Kind == codegraph.KindFile || n.Kind == codegraph.KindPackage {
-				continue
-			}
-			if n.Parent != "" && seen[n.Parent] {
-				seen[n.ID] = true
-				continue // already inside its class
-			}
-			code, err := g.Code(n.ID)
-			if err != nil {
-				continue
-			}
-			piece := fmt.Sprintf("# %s (%s, lines %d-%d)\n%s\n\n", n.QualName, n.Path, n.StartLine, n.EndLine, code)
-			if limit > 0 && b.Len()+len(piece) > limit {
-				continue
-			}
-			seen[n.ID] = true
-			b.WriteString(piece)
-		}
-	}
-	return strings.TrimRight(b.String(), "\n"), nil
+	return strings.TrimRight(c.Text(), "\n"), nil
 }
 
 // stopWords are request words too common to select code by.

@@ -69,6 +69,9 @@ type gateSpec struct {
 	commands [][]string // run in order; the gate fails at the first failing command
 	timeout  time.Duration
 	note     string // when there is nothing to run: why
+	// framework, for the tests gate without a policy command: run through
+	// runtime.RunTests, which counts the results as the output streams.
+	framework string
 }
 
 // projectLang guesses the project's main toolchain from its marker files.
@@ -95,7 +98,7 @@ func projectLang(root string) string {
 
 // planGates decides the commands of every gate for a project and the files a
 // patch changed (slash paths relative to root).
-func (p *Pipeline) planGates(changed []string) []gateSpec {
+func (p *Pipeline) planGates(ctx context.Context, changed []string) []gateSpec {
 	root := p.cfg.Root
 	lang := projectLang(root)
 	var specs []gateSpec
@@ -173,31 +176,12 @@ func (p *Pipeline) planGates(changed []string) []gateSpec {
 					s.note = "no changed files a static checker covers"
 				}
 			case GateTests:
-				switch lang {
-				case "python":
-					if py, why := python(); py != "" {
-						if hasPytest(root, py) {
-							s.commands = [][]string{{py, "-m", "pytest", "-q"}}
-						} else {
-							s.commands = [][]string{{py, "-m", "unittest", "discover"}}
-						}
-					} else {
-						s.note = why
-					}
-				case "go":
-					if gobin, err := runtime.FindGo(); err == nil {
-						s.commands = [][]string{{gobin, "test", "./..."}}
-					} else {
-						s.note = err.Error()
-					}
-				case "javascript":
-					if npm, err := runtime.FindNpm(); err == nil {
-						s.commands = [][]string{{npm, "test", "--silent"}}
-					} else {
-						s.note = err.Error()
-					}
-				default:
-					s.note = "no test runner found for this project"
+				fw, argv, err := runtime.DetectFramework(ctx, root)
+				if err != nil {
+					s.note = err.Error()
+				} else {
+					s.commands = [][]string{argv}
+					s.framework = fw
 				}
 			case GateProbe:
 				s.commands, s.note = p.defaultProbe(lang, python)
@@ -206,13 +190,6 @@ func (p *Pipeline) planGates(changed []string) []gateSpec {
 		specs = append(specs, s)
 	}
 	return specs
-}
-
-// hasPytest reports whether the project's python can import pytest.
-func hasPytest(root, py string) bool {
-	cmd := exec.Command(py, "-c", "import pytest")
-	cmd.Dir = root
-	return cmd.Run() == nil
 }
 
 // defaultProbe picks a harmless run of the project's entry point.
@@ -263,17 +240,48 @@ func (p *Pipeline) runGate(ctx context.Context, s gateSpec) GateResult {
 		g.Status = GateSkipped
 		return g
 	}
+	limits := runtime.Limits{
+		Memory: int64(p.policy.Limits.MemoryMB) << 20,
+		Procs:  p.policy.Limits.Procs,
+	}
+	if s.framework != "" {
+		rep, err := runtime.RunTests(ctx, p.runner, p.cfg.Root, runtime.TestOptions{
+			Framework: s.framework, Timeout: s.timeout, Limits: limits, Origin: "gate:" + s.name})
+		res := rep.Result
+		g.Command = rep.Command
+		g.Wall, g.CPU, g.PeakRSS = res.Wall, res.CPUUser+res.CPUSys, res.PeakRSS
+		g.ExitCode, g.Limit = res.ExitCode, res.Limit
+		if rep.Parsed {
+			g.Tests = &TestCounts{Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped, Errors: rep.Errors}
+		}
+		out := string(res.Stdout)
+		if len(res.Stdout) > 0 && len(res.Stderr) > 0 {
+			out += "\n"
+		}
+		out += string(res.Stderr)
+		switch {
+		case err != nil:
+			g.Status = GateFailed
+			out += "\n" + err.Error()
+		case !rep.OK():
+			g.Status = GateFailed
+			if res.Limit != "" {
+				out += fmt.Sprintf("\n[ended by the %s limit]", res.Limit)
+			} else if !rep.Parsed {
+				out += "\n[no test results could be read from the output]"
+			}
+		}
+		g.Output = tail(out, 6000)
+		return g
+	}
 	var out strings.Builder
 	for _, cmd := range s.commands {
 		g.Command = cmd
 		res, err := p.runner.Run(ctx, runtime.Spec{
-			Command: cmd,
-			Dir:     p.cfg.Root,
-			Timeout: s.timeout,
-			Limits: runtime.Limits{
-				Memory: int64(p.policy.Limits.MemoryMB) << 20,
-				Procs:  p.policy.Limits.Procs,
-			},
+			Command:   cmd,
+			Dir:       p.cfg.Root,
+			Timeout:   s.timeout,
+			Limits:    limits,
 			OutputCap: 256 << 10,
 			Origin:    "gate:" + s.name,
 			Env:       []string{"PYTHONDONTWRITEBYTECODE=1"},

@@ -548,7 +548,7 @@ func (p *Pipeline) cycle(ctx context.Context, request string) (*Cycle, error) {
 		}
 		src := p.cfg.Context
 		if src == nil && p.cfg.Graph != nil {
-			src = GraphContext{Graph: p.cfg.Graph.Graph}
+			src = RetrievalContext{Graph: p.cfg.Graph.Graph, Engine: p.cfg.Engine}
 		}
 		if src != nil {
 			text, err := src.Gather(ctx, request, budget)
@@ -805,7 +805,7 @@ func (p *Pipeline) propose(ctx context.Context, role, tmpl string, st *cycleStat
 		pt, perr := patch.Parse(ans)
 		var cs *patch.Changeset
 		if perr == nil {
-			cs, perr = patch.DryRun(ctx, p.cfg.Root, "", pt, patch.Options{})
+			cs, perr = p.dryRun(ctx, pt)
 		}
 		if perr == nil {
 			return pt, cs, nil
@@ -885,7 +885,7 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 // verify asks to run the gates, runs them in order and stops at the first
 // failure.
 func (p *Pipeline) verify(ctx context.Context, changed []string) ([]GateResult, bool, error) {
-	specs := p.planGates(changed)
+	specs := p.planGates(ctx, changed)
 	var detail strings.Builder
 	runs := 0
 	for _, s := range specs {
@@ -1207,7 +1207,7 @@ func (p *Pipeline) writeLesson(st *cycleState, passed bool) string {
 // runProgram handles a "run" request: the probe command (policy or
 // detected), after "Run this?".
 func (p *Pipeline) runProgram(ctx context.Context, c *Cycle) (*Cycle, error) {
-	specs := p.planGates(nil)
+	specs := p.planGates(ctx, nil)
 	var probe gateSpec
 	for _, s := range specs {
 		if s.name == GateProbe {
@@ -1247,4 +1247,57 @@ func (p *Pipeline) runProgram(ctx context.Context, c *Cycle) (*Cycle, error) {
 		c.Status = StatusFailed
 	}
 	return c, nil
+}
+
+// dryRun applies the patch to a scratch copy of the files it touches and
+// compiles the Python files it produces there (py_compile only parses and
+// byte-compiles; nothing is executed), so only a patch that applies and
+// compiles is offered for approval.
+func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changeset, error) {
+	scratch, err := os.MkdirTemp("", "codeloom-dryrun-*")
+	if err != nil {
+		return nil, fmt.Errorf("dry run: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	for _, rel := range pt.Paths() {
+		abs, clean, err := patch.Confine(p.cfg.Root, rel)
+		if err != nil {
+			continue // Prepare reports it
+		}
+		if data, err := os.ReadFile(abs); err == nil {
+			fi, _ := os.Stat(abs)
+			if err := patch.WriteFile(scratch, clean, data, fi.Mode().Perm()); err != nil {
+				return nil, fmt.Errorf("dry run: copy %s: %w", clean, err)
+			}
+		}
+	}
+	cs, err := patch.DryRun(ctx, p.cfg.Root, scratch, pt, patch.Options{})
+	if err != nil {
+		return cs, err
+	}
+	var pyFiles []string
+	for _, ch := range cs.Changes {
+		if ch.NewExists && strings.HasSuffix(ch.Path, ".py") {
+			pyFiles = append(pyFiles, ch.Path)
+		}
+	}
+	if len(pyFiles) == 0 {
+		return cs, nil
+	}
+	py, err := runtime.FindPython(p.cfg.Root)
+	if err != nil {
+		return cs, nil // the syntax gate will say so after applying
+	}
+	res, err := p.runner.Run(ctx, runtime.Spec{
+		Command: append([]string{py, "-m", "py_compile"}, pyFiles...), Dir: scratch,
+		Timeout: time.Minute, OutputCap: 64 << 10, Origin: "dry-run:syntax", SampleEvery: -1,
+	})
+	if err != nil {
+		return cs, fmt.Errorf("dry run: compile check: %w", err)
+	}
+	if !res.OK() {
+		out := strings.ReplaceAll(string(res.Stderr)+string(res.Stdout), scratch+string(filepath.Separator), "")
+		return cs, fmt.Errorf("the patched code does not compile:\n%s", clipText(strings.TrimSpace(out), 2000))
+	}
+	return cs, nil
 }

@@ -490,3 +490,71 @@ func TestApprovers(t *testing.T) {
 		t.Fatalf("auto answers not reported: %v", notified)
 	}
 }
+
+func TestPatchThatDoesNotCompileIsReaskedBeforeApproval(t *testing.T) {
+	f := newFixture(t)
+	broken := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity > 100:\n=======\n    if quantity >= 100\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("edit", planAnswer, broken, directFix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	_, out, _ := run(t, f.config(eng, ap), "fix the bulk discount boundary")
+	if c := out.Last(); c.Status != StatusPassed || c.Attempts != 1 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	if ap.AskedKind(AskApply) != 1 {
+		t.Fatalf("apply asked %d times: the broken patch was offered", ap.AskedKind(AskApply))
+	}
+	re := eng.Calls()[3].Messages
+	if !strings.Contains(re[len(re)-1].Content, "does not compile") || !strings.Contains(re[len(re)-1].Content, "inventory/pricing.py") {
+		t.Fatalf("re-ask lacks the compile error:\n%s", re[len(re)-1].Content)
+	}
+}
+
+func TestNotWhatIWantedLoopsWithTheUsersWords(t *testing.T) {
+	f := newFixture(t)
+	more := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity >= 100:\n=======\n    if quantity >= 200:\n        return 15\n    if quantity >= 100:\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("edit", planAnswer, directFix, more)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskConfirm: {false, true}, AskNext: {false}},
+		Guidance: []string{"also give 15 % from 200 units"}}
+	_, out, _ := run(t, f.config(eng, ap), "fix the bulk discount boundary")
+	if c := out.Last(); c.Status != StatusPassed || c.Attempts != 2 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	if !strings.Contains(tree(t, f.root)["inventory/pricing.py"], "return 15") {
+		t.Fatal("second change not applied")
+	}
+	second := eng.Calls()[3].Messages[1].Content
+	if !strings.Contains(second, "Failed check: user review") || !strings.Contains(second, "also give 15 % from 200 units") {
+		t.Fatalf("the user's words did not reach the model:\n%s", second)
+	}
+}
+
+func TestInterjectionReachesTheNextPrompt(t *testing.T) {
+	f := newFixture(t)
+	eng := models.NewScripted("edit", planAnswer, directFix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	cfg := f.config(eng, ap)
+	var p *Pipeline
+	cfg.OnEvent = func(e Event) {
+		if e.Type == EventStepDone && e.Step == "plan" {
+			p.Interject("keep the docstring in sync")
+		}
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Run(context.Background(), "fix the bulk discount boundary")
+	if err != nil || !out.OK() {
+		t.Fatalf("%v %+v", err, out.Last())
+	}
+	if coder := eng.Calls()[2].Messages[1].Content; !strings.Contains(coder, "- keep the docstring in sync") {
+		t.Fatalf("interjection missing:\n%s", coder)
+	}
+	// A cancelled context stops the loop with the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p2, _ := New(f.config(models.NewScripted("edit"), ap))
+	if _, err := p2.Run(ctx, "anything"); err == nil {
+		t.Fatal("cancelled run did not fail")
+	}
+}
