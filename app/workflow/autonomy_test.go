@@ -188,3 +188,81 @@ func TestRestoreSnapshot(t *testing.T) {
 		t.Fatalf("a=%q b=%q new.py: %v", a, b, errN)
 	}
 }
+
+// wordcountProject writes the verified word counter (as new-project builds it).
+func wordcountProject(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	answers := scriptAnswers(t, "wordcount.script")
+	for _, a := range []string{answers[3], answers[4]} {
+		if msg := applyAnswer(context.Background(), root, a); msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	fixed := strings.Replace(readFile(t, root, "wordcount.py"), "    if not text:\n        return 0\n    return len(text.split(\" \"))", "    return len(text.split())", 1)
+	if err := os.WriteFile(filepath.Join(root, "wordcount.py"), []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func readFile(t *testing.T, root, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const linesPlan = `{"steps":[{"objective":"add count_lines","files":["wordcount.py"],"tests":["test_wordcount.py"],"risks":"none"}]}`
+
+// TestAutonomyWithPipeline runs real pipeline cycles on a real project: the
+// first cycle adds a function (verified by the project's tests), the user
+// says no to the second; in another run a cycle that breaks the tests is
+// rolled back to the last verified state.
+func TestAutonomyWithPipeline(t *testing.T) {
+	needPython(t)
+	root := wordcountProject(t)
+	good := "wordcount.py\n<<<<<<< SEARCH\ndef main(argv=None):\n=======\ndef count_lines(text):\n    \"\"\"Return the number of lines in text.\"\"\"\n    return len(text.splitlines())\n\n\ndef main(argv=None):\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("Add a count_lines function", linesPlan, good, "Add a --json flag")
+	appr := &pipeline.ScriptedApprover{Default: true, Answers: map[string][]bool{AskCycle: {true, false}}}
+	st, err := memory.OpenProject(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := pipeline.Config{Root: root, Engine: eng, Approver: appr, Guidance: appr, Memory: st, Kind: pipeline.KindEdit, MaxFixAttempts: 1}
+	a := &Autonomy{Settings: AutonomySettings{Enabled: true, MaxCycles: 5}, Engine: eng, Approver: appr,
+		Cycler: &TaskCycler{Root: root, Runner: &TaskRunner{Config: cfg}}, Lessons: st}
+	rep, err := a.Run(context.Background(), "a word counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stop != StopDeclined || len(rep.Cycles) != 1 || !rep.Cycles[0].OK {
+		t.Fatalf("report %+v", rep)
+	}
+	if !strings.Contains(readFile(t, root, "wordcount.py"), "def count_lines") {
+		t.Fatal("the verified cycle's change is missing")
+	}
+	verified := readFile(t, root, "wordcount.py")
+
+	// A cycle whose patch breaks the tests and whose fix is unusable: rolled back.
+	bad := "wordcount.py\n<<<<<<< SEARCH\n    return len(text.split())\n=======\n    return len(text.split(\" \"))\n>>>>>>> REPLACE\n"
+	eng2 := models.NewScripted("Simplify count_words", linesPlan, bad, "no idea, sorry", "no idea, sorry", "no idea, sorry")
+	appr2 := &pipeline.ScriptedApprover{Default: true}
+	cfg.Engine, cfg.Approver, cfg.Guidance = eng2, appr2, appr2
+	a = &Autonomy{Settings: AutonomySettings{Enabled: true, MaxCycles: 5}, Engine: eng2, Approver: appr2,
+		Cycler: &TaskCycler{Root: root, Runner: &TaskRunner{Config: cfg}}}
+	rep, err = a.Run(context.Background(), "a word counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("failed cycle: %s / %s", rep.Cycles[0].Err, rep.Cycles[0].Summary)
+	if rep.Stop != StopFailed || len(rep.Cycles) != 1 || rep.Cycles[0].OK {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := readFile(t, root, "wordcount.py"); got != verified {
+		t.Fatalf("not rolled back to the last verified state:\n%s", got)
+	}
+}

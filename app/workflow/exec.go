@@ -251,7 +251,7 @@ func (e *Executor) Run(ctx context.Context, w *Workflow, inputs map[string]strin
 		e.emit(Event{Workflow: w.ID, Step: s.ID, Type: s.Type, State: StatePending, Time: rep.Start, Depth: depth})
 	}
 	e.emit(Event{Workflow: w.ID, State: StateRunning, Time: rep.Start, Depth: depth})
-	e.logger().Info("workflow: start", "workflow", w.ID, "steps", len(w.Steps), "workers", workers)
+	e.logger().Debug("workflow: start", "workflow", w.ID, "steps", len(w.Steps), "workers", workers)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -360,7 +360,7 @@ func (e *Executor) Run(ctx context.Context, w *Workflow, inputs map[string]strin
 	}
 	e.emit(Event{Workflow: w.ID, State: st, Time: end, Err: rep.Err, Depth: depth})
 	e.record(memory.Activity{Time: rep.Start, Module: "workflow", Action: "run " + w.ID, Outcome: outcome, Detail: rep.Err, Duration: rep.Duration})
-	e.logger().Info("workflow: end", "workflow", w.ID, "ok", rep.OK, "duration", rep.Duration, "err", rep.Err)
+	e.logger().Debug("workflow: end", "workflow", w.ID, "ok", rep.OK, "duration", rep.Duration, "err", rep.Err)
 	return rep, firstErr
 }
 
