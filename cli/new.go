@@ -128,20 +128,21 @@ func runNew(ctx context.Context, env Env, args []string) int {
 	if !*autonomy {
 		return ExitOK
 	}
-	return runAutonomy(ctx, env, progress, abs, req, workflow.AutonomySettings{Enabled: true, MaxCycles: *cycles, MaxWall: workflow.Duration(*budget)},
-		engine, modelName, approver, guidance)
-}
-
-// runAutonomy saves the setting and runs improvement cycles on root.
-func runAutonomy(ctx context.Context, env Env, progress io.Writer, root, task string,
-	s workflow.AutonomySettings, eng models.Engine, modelName string, approver pipeline.Approver, guidance pipeline.Guidance) int {
-	if err := workflow.SaveAutonomy(root, s); err != nil {
+	settings := workflow.AutonomySettings{Enabled: true, MaxCycles: *cycles, MaxWall: workflow.Duration(*budget)}
+	if err := workflow.SaveAutonomy(abs, settings); err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom new: %v\n", err)
 		return ExitFailure
 	}
+	return runAutonomy(ctx, env, progress, abs, req, settings, engine, modelName, approver, guidance)
+}
+
+// runAutonomy runs improvement cycles on root (each an edit through the
+// pipeline, rolled back when it does not verify) within the settings' budget.
+func runAutonomy(ctx context.Context, env Env, progress io.Writer, root, task string,
+	s workflow.AutonomySettings, eng models.Engine, modelName string, approver pipeline.Approver, guidance pipeline.Guidance) int {
 	store, err := memory.OpenProject(root)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "codeloom new: %v\n", err)
+		fmt.Fprintf(env.Stderr, "codeloom: autonomy: %v\n", err)
 		return ExitFailure
 	}
 	defer store.Close()
@@ -152,14 +153,14 @@ func runAutonomy(ctx context.Context, env Env, progress io.Writer, root, task st
 		OnEvent: func(text string) { fmt.Fprintf(progress, "autonomy: %s\n", text) },
 		Cycler: &workflow.TaskCycler{Root: root, Runner: &workflow.TaskRunner{Config: pipeline.Config{
 			Root: root, Engine: eng, ModelName: modelName, Runner: runtime.New(runtime.WithRecorder(store)),
-			Approver: approver, Guidance: guidance, Memory: store, OnEvent: tp.event,
+			Approver: approver, Guidance: guidance, Memory: store, OnEvent: tp.event, Kind: pipeline.KindEdit,
 		}}},
 	}
 	start := time.Now()
 	rep, err := a.Run(ctx, task)
 	tp.endTokens()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "codeloom new: autonomy: %v\n", err)
+		fmt.Fprintf(env.Stderr, "codeloom: autonomy: %v\n", err)
 		return ExitFailure
 	}
 	for i, c := range rep.Cycles {

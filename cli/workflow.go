@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -179,11 +181,17 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 	asJSON := fs.Bool("json", false, "print the run report (or, for validate, the step graph) as JSON on stdout")
 	dot := fs.Bool("dot", false, "validate: print the step graph in Graphviz DOT")
 	verbose := fs.Bool("verbose", false, "stream model tokens and program output")
+	save := fs.String("save", "", "draft: save the drafted workflow as DIR/.codeloom/workflows/NAME.yaml")
+	enable := fs.Bool("enable", false, "auto: switch autonomy on for this project (saved in .codeloom/autonomy.yaml)")
+	cycles := fs.Int("cycles", 0, "auto: at most this many cycles (saved with --enable; default 3)")
+	budget := fs.Duration("budget", 0, "auto: wall-time budget of all cycles (saved with --enable; default 30m)")
 	var ef engineFlags
 	ef.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: codeloom workflow DIR validate FILE|NAME [--json|--dot]\n"+
 			"       codeloom workflow DIR run FILE|NAME [--input NAME=VALUE]... [--yes] [--workers N] [--model PATH | --endpoint URL | --script FILE] [--json]\n"+
+			"       codeloom workflow DIR draft \"request\" [--save NAME] [--yes] [--model PATH | --endpoint URL | --script FILE]\n"+
+			"       codeloom workflow DIR auto \"task\" [--enable] [--cycles N] [--budget D] [--yes] [--model PATH | --endpoint URL | --script FILE]\n"+
 			"       codeloom workflow DIR list")
 		fs.PrintDefaults()
 	}
@@ -209,12 +217,28 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	ref := fs.Arg(2)
-	w, err := workflow.Resolve(dir, ref)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+	extra := []string{workflow.TypeBuild, workflow.TypeWrite, workflow.TypeTask}
+	var w *workflow.Workflow
+	var err error
+	switch verb {
+	case "validate", "run":
+		if w, err = workflow.Resolve(dir, ref); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitUsage
+		}
+	case "draft", "auto":
+		if strings.TrimSpace(ref) == "" {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %s: the text is empty\n", verb)
+			return ExitUsage
+		}
+	default:
+		fmt.Fprintf(env.Stderr, "codeloom workflow: unknown action %q (validate, run, draft, auto or list)\n", verb)
 		return ExitUsage
 	}
-	extra := []string{workflow.TypeBuild, workflow.TypeWrite, workflow.TypeTask}
+	if *save != "" && !regexp.MustCompile(`^[A-Za-z0-9_.-]+$`).MatchString(*save) {
+		fmt.Fprintf(env.Stderr, "codeloom workflow: --save %q: use letters, digits, '_', '.', '-'\n", *save)
+		return ExitUsage
+	}
 	switch verb {
 	case "validate":
 		if err := workflow.Validate(w, extra...); err != nil {
@@ -233,35 +257,67 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 		io.WriteString(env.Stdout, workflow.Describe(w))
 		return ExitOK
 	case "run":
-	default:
-		fmt.Fprintf(env.Stderr, "codeloom workflow: unknown action %q (validate, run or list)\n", verb)
-		return ExitUsage
+		if err := workflow.Validate(w, extra...); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitFailure
+		}
+		if _, err := workflow.CheckInputs(w, inputs); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitUsage
+		}
 	}
 	progress := env.Stdout
 	if *asJSON {
 		progress = env.Stderr
-	}
-	if err := workflow.Validate(w, extra...); err != nil {
-		fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
-		return ExitFailure
-	}
-	if _, err := workflow.CheckInputs(w, inputs); err != nil {
-		fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
-		return ExitUsage
 	}
 	engine, modelName, closeEngine, code := ef.open(ctx, env, "workflow")
 	if code != ExitOK {
 		return code
 	}
 	defer closeEngine()
+	root, _ := filepath.Abs(dir)
+	approver, guidance := approvers(env, progress, *yes)
+	if verb == "auto" {
+		return autoCommand(ctx, env, progress, root, ref, *enable, *cycles, *budget, engine, modelName, approver, guidance)
+	}
+	if verb == "draft" {
+		if engine == nil {
+			fmt.Fprintln(env.Stderr, "codeloom workflow: draft needs a model: give --model, --endpoint or --script")
+			return ExitUsage
+		}
+		drafted, text, err := workflow.Draft(ctx, engine, ref, []string{workflow.TypeLLM, workflow.TypeRun, workflow.TypeApprove}, 0)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(progress, "drafted workflow (valid):\n%s\n\n%s", strings.TrimSpace(text), workflow.Describe(drafted))
+		if *save != "" {
+			p := filepath.Join(memory.DataDir(root), "workflows", *save+".yaml")
+			if _, err := os.Stat(p); err == nil {
+				fmt.Fprintf(env.Stderr, "codeloom workflow: %s exists; not overwritten\n", p)
+				return ExitFailure
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = os.WriteFile(p, []byte(strings.TrimSpace(text)+"\n"), 0o644)
+			}
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "codeloom workflow: save: %v\n", err)
+				return ExitFailure
+			}
+			fmt.Fprintf(progress, "saved as %s (run it with: codeloom workflow %s run %s)\n", p, dir, *save)
+		}
+		if _, err := workflow.CheckInputs(drafted, inputs); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitUsage
+		}
+		w = drafted
+	}
 	store, err := memory.OpenProject(dir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
 		return ExitFailure
 	}
 	defer store.Close()
-	root, _ := filepath.Abs(dir)
-	approver, guidance := approvers(env, progress, *yes)
 	runner := runtime.New(runtime.WithRecorder(store))
 	pr := newEventPrinter(progress, *verbose)
 	ex := &workflow.Executor{Workers: *workers, Activity: store, OnEvent: pr.event}
@@ -340,4 +396,42 @@ func listWorkflows(env Env, dir string) int {
 		}
 	}
 	return ExitOK
+}
+
+// autoCommand runs the autonomy loop on an existing project, when its
+// setting is on (or --enable turns it on).
+func autoCommand(ctx context.Context, env Env, progress io.Writer, root, task string, enable bool, cycles int, budget time.Duration,
+	engine models.Engine, modelName string, approver pipeline.Approver, guidance pipeline.Guidance) int {
+	s, err := workflow.LoadAutonomy(root)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+		return ExitUsage
+	}
+	if cycles < 0 || budget < 0 {
+		fmt.Fprintln(env.Stderr, "codeloom workflow: --cycles and --budget must not be negative")
+		return ExitUsage
+	}
+	if cycles > 0 {
+		s.MaxCycles = cycles
+	}
+	if budget > 0 {
+		s.MaxWall = workflow.Duration(budget)
+	}
+	if enable {
+		s.Enabled = true
+		if err := workflow.SaveAutonomy(root, s); err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom workflow: %v\n", err)
+			return ExitFailure
+		}
+	}
+	if !s.Enabled {
+		fmt.Fprintf(env.Stderr, "codeloom workflow: autonomy is off for this project; switch it on with --enable (saved in %s)\n",
+			filepath.Join(memory.DataDir(root), workflow.AutonomyFile))
+		return ExitUsage
+	}
+	if engine == nil {
+		fmt.Fprintln(env.Stderr, "codeloom workflow: autonomy needs a model: give --model, --endpoint or --script")
+		return ExitUsage
+	}
+	return runAutonomy(ctx, env, progress, root, task, s, engine, modelName, approver, guidance)
 }
