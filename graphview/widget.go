@@ -38,6 +38,9 @@ type GraphView struct {
 	OnFocus func(id string)
 	// OnLayout is called after a new view is shown (or failed to lay out: err set).
 	OnLayout func(v *View, err error)
+	// Synchronous lays views out on the calling goroutine (headless tests
+	// and benchmarks); the app leaves it false.
+	Synchronous bool
 
 	layouter *Layouter
 	view     *View
@@ -92,6 +95,16 @@ func (g *GraphView) ShowView(v *View) {
 		g.apply(v, lay)
 		return
 	}
+	if g.Synchronous {
+		defer cancel()
+		lay, err := g.layouter.Layout(ctx, v)
+		if err != nil {
+			g.failed(v, err)
+			return
+		}
+		g.apply(v, lay)
+		return
+	}
 	g.status = fmt.Sprintf("Laying out %d nodes…", len(v.Nodes))
 	g.Refresh()
 	go func() {
@@ -111,17 +124,21 @@ func (g *GraphView) ShowView(v *View) {
 				return
 			}
 			if err != nil {
-				slog.Error("graph layout failed", "view", v.Title, "err", err)
-				g.status = "Layout failed: " + err.Error()
-				g.Refresh()
-				if g.OnLayout != nil {
-					g.OnLayout(v, err)
-				}
+				g.failed(v, err)
 				return
 			}
 			g.apply(v, lay)
 		})
 	}()
+}
+
+func (g *GraphView) failed(v *View, err error) {
+	slog.Error("graph layout failed", "view", v.Title, "err", err)
+	g.status = "Layout failed: " + err.Error()
+	g.Refresh()
+	if g.OnLayout != nil {
+		g.OnLayout(v, err)
+	}
 }
 
 // SetLayout shows an already laid-out view (used by tests and benchmarks).

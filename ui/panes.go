@@ -355,9 +355,9 @@ type plotRenderer struct {
 	lines  []fyne.CanvasObject
 }
 
-func (r *plotRenderer) Destroy()             {}
-func (r *plotRenderer) MinSize() fyne.Size   { return fyne.NewSize(160, 80) }
-func (r *plotRenderer) Refresh()             { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
+func (r *plotRenderer) Destroy()           {}
+func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(160, 80) }
+func (r *plotRenderer) Refresh()           { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
 func (r *plotRenderer) Objects() []fyne.CanvasObject {
 	return append([]fyne.CanvasObject{r.bg, r.legend}, r.lines...)
 }

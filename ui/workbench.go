@@ -97,6 +97,7 @@ type Workbench struct {
 	cancelIndex context.CancelFunc
 	indexing    bool
 	lastErr     string
+	opened      int // projects opened so far (tests wait on it)
 }
 
 // NewWorkbench builds the main window in app a.
@@ -158,7 +159,9 @@ func (w *Workbench) build() {
 		func(id widget.TreeNodeID) []widget.TreeNodeID { return w.treeModel.children[id] },
 		func(id widget.TreeNodeID) bool { return w.treeModel.branch[id] || strings.HasPrefix(id, "dir:") },
 		func(bool) fyne.CanvasObject { return widget.NewLabel("template item") },
-		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) { o.(*widget.Label).SetText(w.treeModel.labels[id]) },
+		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) {
+			o.(*widget.Label).SetText(w.treeModel.labels[id])
+		},
 	)
 	w.tree.OnSelected = func(id widget.TreeNodeID) {
 		if w.treeSync || strings.HasPrefix(id, "dir:") {
@@ -404,14 +407,16 @@ func (w *Workbench) OpenProject(dir string) {
 			if serr != nil {
 				w.setStatus("Memory store unavailable (history and versions off): " + serr.Error())
 			}
-			w.setGraph(p.Graph())
+			g := p.Graph()
+			w.setGraph(g)
 			w.mode = modeOverview
 			w.expanded = map[string]bool{}
 			w.rebuildView()
 			w.code.Clear("Click a node to see its code")
 			w.panes.refresh()
-			slog.Info("project opened", "root", abs, "nodes", len(w.snap.Nodes()), "took", time.Since(start))
-			w.setStatus(fmt.Sprintf("Indexed %s: %d nodes, %d edges in %s", filepath.Base(abs), len(w.snap.Nodes()), len(w.snap.Edges()), time.Since(start).Round(time.Millisecond)))
+			slog.Info("project opened", "root", abs, "nodes", len(g.Nodes()), "took", time.Since(start))
+			w.setStatus(fmt.Sprintf("Indexed %s: %d nodes, %d edges in %s", filepath.Base(abs), len(g.Nodes()), len(g.Edges()), time.Since(start).Round(time.Millisecond)))
+			w.opened++
 		})
 	}()
 }
@@ -681,7 +686,9 @@ func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 			return
 		}
 		if err != nil {
-			fyne.Do(func() { w.showError(verb+" failed", err, "Your edits are still in the editor; fix the problem and press Ctrl+S again.") })
+			fyne.Do(func() {
+				w.showError(verb+" failed", err, "Your edits are still in the editor; fix the problem and press Ctrl+S again.")
+			})
 			return
 		}
 		g, uerr := project.UpdateFiles(context.Background(), []string{req.Path})

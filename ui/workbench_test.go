@@ -1,0 +1,411 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/codegraph"
+	"codeloom/app/memory"
+	"codeloom/graphview"
+)
+
+var (
+	engineOnce sync.Once
+	engine     *graphview.GraphvizEngine
+	engineErr  error
+)
+
+// sharedLayouter starts Graphviz once for all tests of the package.
+func sharedLayouter(t *testing.T) *graphview.Layouter {
+	t.Helper()
+	engineOnce.Do(func() { engine, engineErr = graphview.NewGraphvizEngine(context.Background()) })
+	if engineErr != nil {
+		t.Fatal(engineErr)
+	}
+	return graphview.NewLayouter(engine)
+}
+
+// newTestWorkbench opens a copy of the sample project in a headless window.
+func newTestWorkbench(t *testing.T, opts Options) (*Workbench, string) {
+	t.Helper()
+	a := test.NewTempApp(t)
+	project := filepath.Join(t.TempDir(), "sample")
+	copyTree(t, filepath.Join("..", "assets", "sample"), project)
+	if opts.Layouter == nil {
+		opts.Layouter = sharedLayouter(t)
+	}
+	w, err := NewWorkbench(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.graph.Synchronous = true
+	w.win.Resize(fyne.NewSize(1300, 850))
+	w.win.Show()
+	t.Cleanup(func() { w.closeProject() })
+	return w, project
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func openSample(t *testing.T, w *Workbench, project string) {
+	t.Helper()
+	n := w.opened
+	w.OpenProject(project)
+	waitFor(t, "the project and its graph", func() bool {
+		return w.opened > n && w.graph.CurrentLayout() != nil
+	})
+}
+
+func viewNodeByLabel(t *testing.T, w *Workbench, label string) graphview.ViewNode {
+	t.Helper()
+	for _, n := range w.graph.View().Nodes {
+		if n.Label == label {
+			return n
+		}
+	}
+	t.Fatalf("no node %q in view %q", label, w.graph.View().Title)
+	return graphview.ViewNode{}
+}
+
+func tapNode(t *testing.T, w *Workbench, id string) {
+	t.Helper()
+	pos, ok := w.graph.NodeCenter(id)
+	if !ok {
+		t.Fatalf("node %s not drawn", id)
+	}
+	test.TapAt(w.graph, pos)
+}
+
+func TestOpenShowsOverviewTitleAndTree(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	if got := w.win.Title(); got != "CodeLoom — sample" {
+		t.Errorf("title %q", got)
+	}
+	if v := w.graph.View(); v.Title != "Overview" || len(v.Nodes) < 5 {
+		t.Errorf("view %q with %d nodes", v.Title, len(v.Nodes))
+	}
+	if kids := w.treeModel.children[""]; len(kids) == 0 || !strings.HasPrefix(kids[0], "dir:") {
+		t.Errorf("tree root children %v, want folders first", kids)
+	}
+	if r := w.RecentProjects(); len(r) == 0 || r[0] != project {
+		t.Errorf("recent projects %v, want %s first", r, project)
+	}
+}
+
+func TestTapNodeSelectsAndFillsCodePane(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	file := viewNodeByLabel(t, w, "pricing.py")
+	tapNode(t, w, file.ID)
+	if w.graph.Selected() != file.ID {
+		t.Fatalf("selected %q, want %q", w.graph.Selected(), file.ID)
+	}
+	want, _ := os.ReadFile(filepath.Join(project, "inventory", "pricing.py"))
+	if w.code.Path() != "inventory/pricing.py" || w.code.Text() != string(want) {
+		t.Fatalf("code pane shows %q (%d bytes), want pricing.py", w.code.Path(), len(w.code.Text()))
+	}
+	// Double tap expands the file; tapping a function marks its code.
+	w.graph.DoubleTapped(&fyne.PointEvent{Position: mustCenter(t, w, file.ID)})
+	waitFor(t, "the expanded file", func() bool {
+		_, ok := w.graph.View().Node(idOfLabel(w, "bulk_discount()"))
+		return ok && w.graph.CurrentLayout() != nil && len(w.graph.CurrentLayout().Nodes) == len(w.graph.View().Nodes)
+	})
+	fn := viewNodeByLabel(t, w, "bulk_discount()")
+	tapNode(t, w, fn.ID)
+	if !strings.HasPrefix(w.code.MarkedText(), "def bulk_discount(") {
+		t.Errorf("marked code %q", w.code.MarkedText())
+	}
+	if !w.tree.IsBranchOpen(file.ID) {
+		t.Errorf("tree did not open the selected function's file")
+	}
+	// Hover shows a tooltip with kind, name, signature and place.
+	w.graph.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: mustCenter(t, w, fn.ID)}})
+	if tip := w.graph.Tooltip(); !strings.Contains(tip, "bulk_discount") || !strings.Contains(tip, "inventory/pricing.py:") {
+		t.Errorf("tooltip %q", tip)
+	}
+	// Tapping empty space changes nothing.
+	test.TapAt(w.graph, fyne.NewPos(2, 2))
+	if w.graph.Selected() != fn.ID {
+		t.Error("tap on empty space changed the selection")
+	}
+}
+
+func idOfLabel(w *Workbench, label string) string {
+	for _, n := range w.graph.View().Nodes {
+		if n.Label == label {
+			return n.ID
+		}
+	}
+	return ""
+}
+
+func mustCenter(t *testing.T, w *Workbench, id string) fyne.Position {
+	t.Helper()
+	p, ok := w.graph.NodeCenter(id)
+	if !ok {
+		t.Fatalf("node %s not drawn", id)
+	}
+	return p
+}
+
+func TestFiltersHideNodesAndEdges(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	hasKind := func(k codegraph.Kind) bool {
+		for _, n := range w.graph.View().Nodes {
+			if n.Kind == k {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasKind(codegraph.KindPackage) {
+		t.Fatal("sample overview has no package node to filter")
+	}
+	w.SetNodeKindVisible(codegraph.KindPackage, false)
+	waitFor(t, "the filtered view", func() bool { return w.graph.CurrentLayout() != nil && !hasKind(codegraph.KindPackage) })
+	w.SetEdgeKindVisible(codegraph.EdgeImports, false)
+	waitFor(t, "edges filtered", func() bool {
+		for _, e := range w.graph.View().Edges {
+			if e.Kind == codegraph.EdgeImports {
+				return false
+			}
+		}
+		return w.graph.CurrentLayout() != nil
+	})
+	w.SetNodeKindVisible(codegraph.KindPackage, true)
+	waitFor(t, "packages back", func() bool { return hasKind(codegraph.KindPackage) })
+}
+
+func TestSearchFocusesNode(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	test.Type(w.search, "bulk_discount")
+	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	waitFor(t, "the focus view", func() bool {
+		v := w.graph.View()
+		return v != nil && strings.HasPrefix(v.Title, "Focus:") && w.graph.CurrentLayout() != nil
+	})
+	id := w.graph.Selected()
+	n, ok := w.snap.Node(id)
+	if !ok || n.Name != "bulk_discount" {
+		t.Fatalf("search selected %q (%v)", id, n)
+	}
+	if !strings.HasPrefix(w.code.MarkedText(), "def bulk_discount(") {
+		t.Errorf("code pane after search: %q", w.code.MarkedText())
+	}
+	if _, shown := w.graph.View().Node(id); !shown {
+		t.Error("focused node not in the view")
+	}
+	// No match: a message, nothing changes.
+	w.search.SetText("zzzqqqxxx")
+	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if !strings.Contains(w.status.Text, "No node matches") || w.graph.Selected() != id {
+		t.Errorf("no-match search: status %q selected %q", w.status.Text, w.graph.Selected())
+	}
+}
+
+func TestSaveWritesFileReindexesAndReverts(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	path := filepath.Join(project, "inventory", "pricing.py")
+	orig, _ := os.ReadFile(path)
+	before := len(w.snap.Nodes())
+	edited := string(orig) + "\n\ndef added_in_test(q):\n    return bulk_discount(q) + 1\n"
+	w.code.SetEditorText(edited)
+	if !w.code.Dirty() {
+		t.Fatal("editor not dirty after an edit")
+	}
+	w.code.editor.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierControl})
+	waitFor(t, "save and re-index", func() bool {
+		return w.snap != nil && len(w.snap.Nodes()) == before+1 && !w.code.Dirty() && len(w.panes.Versions()) == 1
+	})
+	disk, _ := os.ReadFile(path)
+	if string(disk) != edited {
+		t.Fatalf("file on disk is not the edited text")
+	}
+	if ids := w.snap.Search("added_in_test", 1); len(ids) == 0 {
+		t.Error("new function not in the graph after save")
+	}
+	vs := w.panes.Versions()
+	if len(vs) != 1 || string(vs[0].Content) != string(orig) || vs[0].Path != "inventory/pricing.py" {
+		t.Fatalf("versions after save: %d (want the previous content kept)", len(vs))
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(project, "inventory", ".pricing.py.codeloom-*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temp files left: %v", leftovers)
+	}
+	// Revert brings the old content back and keeps the edited one as a version.
+	w.Revert(vs[0])
+	waitFor(t, "revert", func() bool {
+		b, _ := os.ReadFile(path)
+		return string(b) == string(orig) && len(w.snap.Nodes()) == before && len(w.panes.Versions()) == 2
+	})
+}
+
+func nodeIDByName(t *testing.T, w *Workbench, name string) string {
+	t.Helper()
+	for _, n := range w.snap.Nodes() {
+		if n.Name == name {
+			return n.ID
+		}
+	}
+	t.Fatalf("no node named %s", name)
+	return ""
+}
+
+func TestSelectingAnotherFileWithUnsavedEditsAsks(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	w.code.SetEditorText("changed")
+	other := ""
+	for _, n := range w.snap.Nodes() {
+		if n.Kind == codegraph.KindFile && n.Path == "inventory/models.py" {
+			other = n.ID
+		}
+	}
+	w.SelectNode(other)
+	if w.code.Path() != "inventory/pricing.py" || w.code.Text() != "changed" {
+		t.Fatalf("unsaved edits dropped: pane shows %s", w.code.Path())
+	}
+	if len(w.win.Canvas().Overlays().List()) == 0 {
+		t.Fatal("no confirmation dialog")
+	}
+	// Closing the window with unsaved edits asks too, and keeps the window.
+	w.requestClose()
+	if len(w.win.Canvas().Overlays().List()) < 2 {
+		t.Error("closing with unsaved changes did not ask")
+	}
+}
+
+func TestOpenMissingFolderShowsError(t *testing.T) {
+	w, _ := newTestWorkbench(t, Options{})
+	w.OpenProject(filepath.Join(t.TempDir(), "does-not-exist"))
+	if w.lastErr == "" || !strings.Contains(w.lastErr, "does-not-exist") {
+		t.Errorf("error message %q", w.lastErr)
+	}
+	if len(w.win.Canvas().Overlays().List()) == 0 {
+		t.Error("no error dialog")
+	}
+	if w.project != nil {
+		t.Error("a project is open")
+	}
+}
+
+func TestIndexingCanBeCancelled(t *testing.T) {
+	started := make(chan struct{})
+	blocking := func(ctx context.Context, root string, _ *memory.Store, progress func(int, int)) (Project, error) {
+		progress(1, 10)
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	w, project := newTestWorkbench(t, Options{Opener: blocking, OpenStore: func(string) (*memory.Store, error) { return nil, nil }})
+	w.OpenProject(project)
+	<-started
+	if !w.progBox.Visible() {
+		t.Error("no progress bar while indexing")
+	}
+	test.Tap(w.cancelBtn)
+	waitFor(t, "cancellation", func() bool { return !w.indexing && strings.Contains(w.status.Text, "cancelled") })
+	if w.progBox.Visible() || w.project != nil {
+		t.Error("progress still shown or a project opened after cancel")
+	}
+}
+
+func TestApproverFallsBackToWindowDialog(t *testing.T) {
+	w, _ := newTestWorkbench(t, Options{})
+	a := NewApprover(w.win, true)
+	a.nativeYesNo = func(string, string) (bool, error) { return false, errors.New("no display") }
+	res := make(chan bool, 1)
+	go func() {
+		ok, err := a.Approve(context.Background(), Question{Title: "Run this?", Detail: "python -m pytest (timeout 60 s)"})
+		if err != nil {
+			t.Error(err)
+		}
+		res <- ok
+	}()
+	var yes *widget.Button
+	waitFor(t, "the confirm dialog", func() bool {
+		yes = findButton(w.win.Canvas().Overlays().Top(), "Yes")
+		return yes != nil
+	})
+	test.Tap(yes)
+	if ok := <-res; !ok {
+		t.Error("Yes answered false")
+	}
+	// The native answer is used when it works.
+	a.nativeYesNo = func(string, string) (bool, error) { return true, nil }
+	if ok, err := a.Approve(context.Background(), Question{Title: "Apply patch?"}); !ok || err != nil {
+		t.Errorf("native yes: %v %v", ok, err)
+	}
+	// Cancellation ends the question.
+	a.native = false
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if ok, err := a.Approve(ctx, Question{Title: "Never answered"}); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled approval: %v %v", ok, err)
+	}
+}
+
+func findButton(o fyne.CanvasObject, text string) *widget.Button {
+	if o == nil {
+		return nil
+	}
+	if b, ok := o.(*widget.Button); ok && b.Text == text {
+		return b
+	}
+	var kids []fyne.CanvasObject
+	switch x := o.(type) {
+	case *fyne.Container:
+		kids = x.Objects
+	case fyne.Widget:
+		kids = test.WidgetRenderer(x).Objects()
+	}
+	for _, k := range kids {
+		if b := findButton(k, text); b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+func TestAutomationStateFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	w, project := newTestWorkbench(t, Options{Automation: state})
+	openSample(t, w, project)
+	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"title": "CodeLoom — sample"`, `"code_path": "inventory/pricing.py"`, `def bulk_discount(`, `"nodes": [`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("state file lacks %s", want)
+		}
+	}
+}
