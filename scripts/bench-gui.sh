@@ -1,0 +1,21 @@
+#!/bin/sh
+# GUI benchmarks: Graphviz layout of 50/150/500-node neighbourhood views with
+# the in-process go-graphviz (WebAssembly) versus the native dot binary on the
+# same DOT text in the same run, and the per-frame cost of a 500-node view.
+# Usage: scripts/bench-gui.sh [benchtime, default 5x]
+set -eu
+cd "$(dirname "$0")/.."
+export CGO_CFLAGS="${CGO_CFLAGS:--O3 -march=native}" CGO_CXXFLAGS="${CGO_CXXFLAGS:--O3 -march=native}"
+BT="${1:-5x}"
+OUT=$(mktemp)
+go test -run '^$' -bench 'BenchmarkLayout|BenchmarkFrame500|BenchmarkGraphvizInit' -benchtime "$BT" ./graphview/ 2>&1 | grep -v '^[0-9/: ]*\(Fyne error\|  Cause\|  At\)' | tee "$OUT"
+echo
+echo "go-graphviz / native dot (time ratio, same run):"
+awk '/^BenchmarkLayout\/nodes=/ {
+	split($1, p, "/"); n=p[2]; e=p[3]; sub(/-[0-9]+$/, "", e);
+	t[n "," e]=$3; ns[n]=1
+} END {
+	for (k in ns) if (t[k ",native-dot"] > 0)
+		printf "  %-10s go-graphviz %7.1f ms  native %7.1f ms  ratio %.2f\n", k, t[k ",gographviz"]/1e6, t[k ",native-dot"]/1e6, t[k ",gographviz"]/t[k ",native-dot"]
+}' "$OUT" | sort -t= -k2 -n
+rm -f "$OUT"
