@@ -168,13 +168,15 @@ func firstMissingLine(content, search string) string {
 
 // applyHunks applies a diff's hunks in order. Each hunk's old side must match
 // exactly; the nearest matching position to the header's (shifted by the
-// previous hunks) is used.
+// offset the previous hunk was found at, as GNU patch does) is used.
+// Positions are in the original file's coordinates throughout.
 func applyHunks(e Edit, content string) (string, error) {
 	ft := splitText(content)
 	lines := ft.lines
 	eol := ft.eol
-	floor := 0 // lines before floor belong to already applied hunks
-	delta := 0 // shift of positions caused by previous hunks
+	out := make([]string, 0, len(lines)+16)
+	cursor := 0 // original lines before cursor are consumed
+	shift := 0  // how far from its header the previous hunk was found
 	for n, h := range e.Hunks {
 		var old, neu []string
 		newNoEOL := false
@@ -187,55 +189,56 @@ func applyHunks(e Edit, content string) (string, error) {
 				newNoEOL = l.NoEOL
 			}
 		}
-		var pos int
-		if len(old) == 0 {
-			pos = h.OldStart + delta // "-K,0": insert after line K
-			if pos < floor {
-				pos = floor
-			}
-			if pos > len(lines) {
-				pos = len(lines)
-			}
-		} else {
-			expected := h.OldStart - 1 + delta
-			pos = nearestMatch(lines, old, expected, floor)
-			if pos < 0 {
-				return "", &ApplyError{Block: e.Block, Path: e.Path, Msg: hunkMismatch(n+1, h, lines, old, expected)}
-			}
-		}
-		atEnd := pos+len(old) == len(lines)
-		rest := append([]string{}, lines[pos+len(old):]...)
-		lines = append(append(lines[:pos], neu...), rest...)
-		if atEnd && len(neu) > 0 {
-			eol = !newNoEOL
-		}
 		base := h.OldStart - 1 // where the hunk sat in the original file
 		if len(old) == 0 {
-			base = h.OldStart
+			base = h.OldStart // "-K,0": insert after line K
 		}
-		delta = pos - base + len(neu) - len(old)
-		floor = pos + len(neu)
+		var pos int
+		if len(old) == 0 {
+			pos = min(max(base+shift, cursor), len(lines))
+		} else {
+			pos = nearestMatch(lines, old, base+shift, cursor)
+			if pos < 0 {
+				return "", &ApplyError{Block: e.Block, Path: e.Path, Msg: hunkMismatch(n+1, h, lines, old, base+shift)}
+			}
+		}
+		out = append(out, lines[cursor:pos]...)
+		out = append(out, neu...)
+		cursor = pos + len(old)
+		if cursor == len(lines) {
+			if len(neu) > 0 {
+				eol = !newNoEOL
+			} else if len(old) > 0 {
+				eol = true // the new last line was followed by the removed ones
+			}
+		}
+		shift = pos - base
 	}
-	return fileText{lines: lines, eol: eol}.String(), nil
+	out = append(out, lines[cursor:]...)
+	return fileText{lines: out, eol: eol}.String(), nil
 }
 
 // nearestMatch finds the start of old in lines at or after floor closest to
-// expected, or -1.
+// expected (the earlier one on a tie), or -1.
 func nearestMatch(lines, old []string, expected, floor int) int {
-	best, bestDist := -1, 0
-	for p := floor; p+len(old) <= len(lines); p++ {
-		if lines[p] != old[0] || !equalLines(lines[p:p+len(old)], old) {
-			continue
+	last := len(lines) - len(old)
+	if last < floor {
+		return -1
+	}
+	expected = min(max(expected, floor), last)
+	at := func(p int) bool { return lines[p] == old[0] && equalLines(lines[p:p+len(old)], old) }
+	for d := 0; ; d++ {
+		lo, hi := expected-d, expected+d
+		if lo < floor && hi > last {
+			return -1
 		}
-		d := p - expected
-		if d < 0 {
-			d = -d
+		if lo >= floor && at(lo) {
+			return lo
 		}
-		if best < 0 || d < bestDist {
-			best, bestDist = p, d
+		if d > 0 && hi <= last && at(hi) {
+			return hi
 		}
 	}
-	return best
 }
 
 // hunkMismatch explains why a hunk's old side was not found.

@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// maxDiffCells bounds the LCS table; larger edits are shown as a whole
-// replacement of the changed region.
-const maxDiffCells = 4_000_000
+// maxDiffD bounds the edit distance Myers' algorithm explores (its memory
+// grows with the square); larger edits are shown as a whole replacement of
+// the changed region.
+const maxDiffD = 2000
 
 // UnifiedDiff renders old → new as a git-style unified diff with 3 lines of
 // context (the same format Parse accepts) and counts the added and removed
@@ -97,7 +98,7 @@ type lineOp struct {
 }
 
 // lineOps computes an edit script from a to b: common prefix and suffix
-// trimmed, an LCS table on the middle when small enough.
+// trimmed, Myers' O(ND) shortest edit script on the middle.
 func lineOps(a, b []string) []lineOp {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -112,38 +113,14 @@ func lineOps(a, b []string) []lineOp {
 		ops = append(ops, lineOp{' ', a[i], i, i})
 	}
 	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	n, m := len(ma), len(mb)
-	if n*m <= maxDiffCells && n > 0 && m > 0 {
-		// lcs[i][j] = LCS length of ma[i:], mb[j:]
-		lcs := make([][]int32, n+1)
-		for i := range lcs {
-			lcs[i] = make([]int32, m+1)
-		}
-		for i := n - 1; i >= 0; i-- {
-			for j := m - 1; j >= 0; j-- {
-				if ma[i] == mb[j] {
-					lcs[i][j] = lcs[i+1][j+1] + 1
-				} else {
-					lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-				}
-			}
-		}
-		i, j := 0, 0
-		for i < n || j < m {
-			switch {
-			case i < n && j < m && ma[i] == mb[j]:
-				ops = append(ops, lineOp{' ', ma[i], pre + i, pre + j})
-				i++
-				j++
-			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-				ops = append(ops, lineOp{'-', ma[i], pre + i, pre + j})
-				i++
-			default:
-				ops = append(ops, lineOp{'+', mb[j], pre + i, pre + j})
-				j++
-			}
+	if mid, ok := myers(ma, mb, maxDiffD); ok {
+		for _, o := range mid {
+			o.ai += pre
+			o.bi += pre
+			ops = append(ops, o)
 		}
 	} else {
+		n, m := len(ma), len(mb)
 		for i := 0; i < n; i++ {
 			ops = append(ops, lineOp{'-', ma[i], pre + i, pre})
 		}
@@ -167,4 +144,114 @@ func tagNoEOL(f fileText) []string {
 	out := append([]string{}, f.lines...)
 	out[len(out)-1] += noEOLMark
 	return out
+}
+
+// myers returns a shortest edit script from a to b (Myers 1986, greedy
+// forward search with one snapshot of the frontier per edit distance), or
+// ok=false when the distance exceeds maxD. Removals come before additions.
+func myers(a, b []string, maxD int) ([]lineOp, bool) {
+	n, m := len(a), len(b)
+	maxD = min(maxD, n+m)
+	off := maxD + 1
+	v := make([]int, 2*maxD+3)
+	var trace [][]int
+	found := false
+	for d := 0; d <= maxD && !found; d++ {
+		snap := make([]int, 2*d+1)
+		copy(snap, v[off-d:off+d+1])
+		trace = append(trace, snap)
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1] // down: an addition
+			} else {
+				x = v[off+k-1] + 1 // right: a removal
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				found = true
+				break
+			}
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	var rev []lineOp
+	x, y := n, m
+	for d := len(trace) - 1; d > 0; d-- {
+		vd := trace[d] // the frontier after distance d-1, k in -d..d
+		at := func(k int) int { return vd[k+d] }
+		k := x - y
+		var prevK int
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
+			prevK = k + 1
+		} else {
+			prevK = k - 1
+		}
+		prevX := at(prevK)
+		prevY := prevX - prevK
+		for x > prevX && y > prevY {
+			rev = append(rev, lineOp{' ', a[x-1], x - 1, y - 1})
+			x--
+			y--
+		}
+		if x == prevX {
+			rev = append(rev, lineOp{'+', b[y-1], x, y - 1})
+			y--
+		} else {
+			rev = append(rev, lineOp{'-', a[x-1], x - 1, y})
+			x--
+		}
+	}
+	for x > 0 && y > 0 {
+		rev = append(rev, lineOp{' ', a[x-1], x - 1, y - 1})
+		x--
+		y--
+	}
+	ops := make([]lineOp, len(rev))
+	for i, o := range rev {
+		ops[len(rev)-1-i] = o
+	}
+	// Within each run of changes, list removals before additions.
+	for i := 0; i < len(ops); {
+		if ops[i].op == ' ' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(ops) && ops[j].op != ' ' {
+			j++
+		}
+		var dels, adds []lineOp
+		for _, o := range ops[i:j] {
+			if o.op == '-' {
+				dels = append(dels, o)
+			} else {
+				adds = append(adds, o)
+			}
+		}
+		copy(ops[i:], dels)
+		copy(ops[i+len(dels):], adds)
+		i = j
+	}
+	ia, ib := 0, 0
+	for i := range ops {
+		ops[i].ai, ops[i].bi = ia, ib
+		switch ops[i].op {
+		case ' ':
+			ia++
+			ib++
+		case '-':
+			ia++
+		case '+':
+			ib++
+		}
+	}
+	return ops, true
 }
