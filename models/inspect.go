@@ -33,6 +33,9 @@ func Inspect(path string) (ModelInfo, *gguf.File, error) {
 	if !gguf.SupportedArchitecture(info.Architecture) {
 		return info, g, fmt.Errorf("inspect model %s: %w %q", path, ErrUnsupportedArch, info.Architecture)
 	}
+	if g.DuplicateTokens > 0 {
+		return info, g, fmt.Errorf("inspect model %s: %w: vocabulary repeats %d tokens", path, gguf.ErrCorrupt, g.DuplicateTokens)
+	}
 	return info, g, nil
 }
 

@@ -96,6 +96,9 @@ type File struct {
 	Alignment  uint64
 	DataOffset uint64 // where tensor data starts
 	Size       int64  // file size
+	// DuplicateTokens counts repeated strings in tokenizer.ggml.tokens
+	// (llama.cpp aborts the process on such a vocabulary).
+	DuplicateTokens int
 }
 
 // ReadFile reads and validates the header of the GGUF file at path.
@@ -161,7 +164,11 @@ func Read(r io.Reader, size int64) (*File, error) {
 		if err != nil {
 			return nil, eof(err)
 		}
-		v, err := readValue(cr, typ, true)
+		var dups *int
+		if key == "tokenizer.ggml.tokens" {
+			dups = &g.DuplicateTokens
+		}
+		v, err := readValue(cr, typ, true, dups)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", key, eof(err))
 		}
@@ -314,7 +321,9 @@ func scalarSize(typ uint32) uint64 {
 	return 0
 }
 
-func readValue(r *countReader, typ uint32, top bool) (any, error) {
+// readValue reads a value of type typ. For a string array, dups (when
+// non-nil) receives the number of repeated strings.
+func readValue(r *countReader, typ uint32, top bool, dups *int) (any, error) {
 	switch typ {
 	case typeString:
 		return readString(r)
@@ -334,6 +343,23 @@ func readValue(r *countReader, typ uint32, top bool) (any, error) {
 			return nil, fmt.Errorf("%w: array of %d elements", ErrCorrupt, n)
 		}
 		a := Array{Type: et, Len: n}
+		if dups != nil && et == typeString {
+			seen := make(map[string]struct{}, n)
+			for i := uint64(0); i < n; i++ {
+				s, err := readString(r)
+				if err != nil {
+					return nil, err
+				}
+				if _, ok := seen[s]; ok {
+					*dups++
+				}
+				seen[s] = struct{}{}
+				if n <= keepArrayLen {
+					a.Values = append(a.Values, s)
+				}
+			}
+			return a, nil
+		}
 		if n > keepArrayLen {
 			if sz := scalarSize(et); sz > 0 {
 				return a, r.discard(sz * n)
@@ -357,7 +383,7 @@ func readValue(r *countReader, typ uint32, top bool) (any, error) {
 		}
 		a.Values = make([]any, 0, n)
 		for i := uint64(0); i < n; i++ {
-			v, err := readValue(r, et, false)
+			v, err := readValue(r, et, false, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -145,3 +145,123 @@ func WriteLlama(path string, c LlamaConfig) error {
 	}
 	return Write(path, kvs, tensors)
 }
+
+// BertConfig describes a random-weight BERT encoder (an embedding model).
+type BertConfig struct {
+	Name    string
+	Embd    int // multiple of 32 and of Heads
+	Layers  int
+	Heads   int
+	FF      int // multiple of 32
+	Context int
+	Seed    uint64
+}
+
+// TinyBert is a small embedding model for fast tests.
+func TinyBert() BertConfig {
+	return BertConfig{Name: "codeloom-tiny-bert", Embd: 64, Layers: 2, Heads: 4, FF: 128, Context: 512, Seed: 7}
+}
+
+// bertWords are whole-word tokens of the synthetic WordPiece vocabulary.
+var bertWords = []string{"def", "class", "return", "self", "import", "from", "if", "else", "for", "in",
+	"tax", "rate", "price", "item", "items", "inventory", "total", "value", "discount", "save", "load", "json", "the", "a", "of"}
+
+// WriteBert writes a random-weight BERT model with mean pooling and a small
+// WordPiece vocabulary (specials, whole words, and every printable ASCII
+// character as a word start and as a continuation, so any ASCII text
+// tokenizes).
+func WriteBert(path string, c BertConfig) error {
+	if c.Embd%32 != 0 || c.FF%32 != 0 || c.Heads <= 0 || c.Embd%c.Heads != 0 || c.Layers <= 0 {
+		return fmt.Errorf("write bert %s: invalid config %+v", path, c)
+	}
+	tokens := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+	types := []int32{tokenCtrl, tokenUnk, tokenCtrl, tokenCtrl, tokenCtrl}
+	for _, w := range bertWords {
+		tokens = append(tokens, "▁"+w)
+		types = append(types, tokenNormal)
+	}
+	have := map[string]bool{}
+	for _, t := range tokens {
+		have[t] = true
+	}
+	for ch := byte(33); ch < 127; ch++ {
+		for _, t := range []string{"▁" + string(ch), string(ch)} {
+			if !have[t] { // llama.cpp aborts on duplicate tokens
+				have[t] = true
+				tokens = append(tokens, t)
+				types = append(types, tokenNormal)
+			}
+		}
+	}
+	for len(tokens)%32 != 0 {
+		tokens = append(tokens, fmt.Sprintf("[unused%d]", len(tokens)))
+		types = append(types, tokenNormal)
+	}
+	kvs := []KV{
+		{"general.architecture", "bert"},
+		{"general.name", c.Name},
+		{"general.file_type", uint32(0)},
+		{"bert.context_length", uint32(c.Context)},
+		{"bert.embedding_length", uint32(c.Embd)},
+		{"bert.feed_forward_length", uint32(c.FF)},
+		{"bert.block_count", uint32(c.Layers)},
+		{"bert.attention.head_count", uint32(c.Heads)},
+		{"bert.attention.layer_norm_epsilon", float32(1e-12)},
+		{"bert.attention.causal", false},
+		{"bert.pooling_type", uint32(1)}, // mean
+		{"tokenizer.ggml.model", "bert"},
+		{"tokenizer.ggml.tokens", tokens},
+		{"tokenizer.ggml.token_type", types},
+		{"tokenizer.ggml.token_type_count", uint32(2)},
+		{"tokenizer.ggml.bos_token_id", uint32(2)},
+		{"tokenizer.ggml.cls_token_id", uint32(2)},
+		{"tokenizer.ggml.seperator_token_id", uint32(3)},
+		{"tokenizer.ggml.padding_token_id", uint32(0)},
+		{"tokenizer.ggml.unknown_token_id", uint32(1)},
+		{"tokenizer.ggml.mask_token_id", uint32(4)},
+	}
+	seed := c.Seed
+	random := func(std float32) func([]float32) {
+		seed++
+		s := seed
+		return func(dst []float32) {
+			r := rand.New(rand.NewPCG(s, s*0x9e3779b97f4a7c15))
+			for i := range dst {
+				dst[i] = float32(r.NormFloat64()) * std
+			}
+		}
+	}
+	ones := func(dst []float32) {
+		for i := range dst {
+			dst[i] = 1
+		}
+	}
+	u := func(x int) uint64 { return uint64(x) }
+	e := u(c.Embd)
+	tensors := []TensorSpec{
+		{"token_embd.weight", []uint64{e, u(len(tokens))}, TypeF32, random(1)},
+		{"token_types.weight", []uint64{e, 2}, TypeF32, random(0.1)},
+		{"position_embd.weight", []uint64{e, u(c.Context)}, TypeF32, random(0.1)},
+		{"token_embd_norm.weight", []uint64{e}, TypeF32, ones},
+		{"token_embd_norm.bias", []uint64{e}, TypeF32, nil},
+	}
+	for l := 0; l < c.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
+			tensors = append(tensors,
+				TensorSpec{p + m + ".weight", []uint64{e, e}, TypeF32, random(0.1)},
+				TensorSpec{p + m + ".bias", []uint64{e}, TypeF32, random(0.01)})
+		}
+		tensors = append(tensors,
+			TensorSpec{p + "attn_output_norm.weight", []uint64{e}, TypeF32, ones},
+			TensorSpec{p + "attn_output_norm.bias", []uint64{e}, TypeF32, nil},
+			TensorSpec{p + "ffn_up.weight", []uint64{e, u(c.FF)}, TypeF32, random(0.1)},
+			TensorSpec{p + "ffn_up.bias", []uint64{u(c.FF)}, TypeF32, random(0.01)},
+			TensorSpec{p + "ffn_down.weight", []uint64{u(c.FF), e}, TypeF32, random(0.1)},
+			TensorSpec{p + "ffn_down.bias", []uint64{e}, TypeF32, random(0.01)},
+			TensorSpec{p + "layer_output_norm.weight", []uint64{e}, TypeF32, ones},
+			TensorSpec{p + "layer_output_norm.bias", []uint64{e}, TypeF32, nil},
+		)
+	}
+	return Write(path, kvs, tensors)
+}

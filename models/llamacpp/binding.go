@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/llama"
 )
@@ -147,3 +148,58 @@ func (s *sampler) accept(tok int)                 { s.s.Accept(tok, true) }
 
 // schemaToGrammar converts a JSON schema to GBNF ("" when invalid).
 func schemaToGrammar(schema string) string { return string(llama.SchemaToGrammar([]byte(schema))) }
+
+// bareGenerate is the reference loop for benchmarks: llama.cpp through the
+// binding with nothing of CodeLoom around it (no chat template, streaming,
+// stop strings or cancellation) — tokenize, decode the prompt, then sample
+// greedily and decode one token at a time, n times or until end of text.
+func bareGenerate(model *llama.Model, lctx *llama.Context, batchSize int, prompt string, n int) (promptTime, genTime time.Duration, genTokens int, err error) {
+	toks, err := model.Tokenize(prompt, true, true)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	batch, err := llama.NewBatch(batchSize, 1, 0)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer batch.Free()
+	smp, err := llama.NewSamplingContext(model, llama.SamplingParams{TopP: 1, TypicalP: 1, PenaltyRepeat: 1, RepeatLastN: 64})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	lctx.KvCacheClear()
+	t0 := time.Now()
+	for i := 0; i < len(toks); i += batchSize {
+		batch.Clear()
+		end := min(i+batchSize, len(toks))
+		for j := i; j < end; j++ {
+			batch.Add(toks[j], nil, j, j == end-1, 0)
+		}
+		if err := lctx.Decode(batch); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	t1 := time.Now()
+	pos := len(toks)
+	for ; genTokens < n; genTokens++ {
+		tok := smp.Sample(lctx, batch.NumTokens()-1)
+		smp.Accept(tok, true)
+		if model.TokenIsEog(tok) {
+			genTokens++
+			break
+		}
+		_ = model.TokenToPiece(tok)
+		batch.Clear()
+		batch.Add(tok, nil, pos, true, 0)
+		if err := lctx.Decode(batch); err != nil {
+			return 0, 0, 0, err
+		}
+		pos++
+	}
+	return t1.Sub(t0), time.Since(t1), genTokens, nil
+}
+
+// bare runs bareGenerate on this backend's model and context.
+func (b *backend) bare(prompt string, n int) (time.Duration, time.Duration, int, error) {
+	return bareGenerate(b.model, b.lctx, b.size, prompt, n)
+}

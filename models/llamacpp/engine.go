@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"codeloom/models"
+	"codeloom/models/gguf"
 )
 
 // Options are the load settings. Zero values pick defaults.
@@ -35,13 +36,17 @@ type Options struct {
 // ErrClosed is returned by calls on a closed Engine.
 var ErrClosed = errors.New("model is unloaded")
 
+// ErrEmbeddingOnly is returned by Generate on embedding models (BERT and kin).
+var ErrEmbeddingOnly = errors.New("model is an embedding model and cannot generate text")
+
 // Engine is a loaded GGUF model. It implements models.Engine,
 // models.TokenCounter and models.InfoProvider, and is safe for concurrent use.
 type Engine struct {
-	info   models.ModelInfo
-	format models.ChatFormat
-	opts   Options
-	ctxLen int
+	info      models.ModelInfo
+	format    models.ChatFormat
+	opts      Options
+	ctxLen    int
+	embedOnly bool // encoder model: Embed only
 
 	closing chan struct{} // closed by Close: running calls stop
 	once    sync.Once
@@ -95,6 +100,7 @@ func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
 	return &Engine{
 		info: info, format: models.ChatFormatFor(info.ChatTemplate), opts: opts,
 		ctxLen: opts.ContextLength, closing: make(chan struct{}), b: b,
+		embedOnly: gguf.EmbeddingArchitecture(info.Architecture),
 	}, nil
 }
 
@@ -233,6 +239,42 @@ func (e *Engine) Generate(ctx context.Context, msgs []models.Message, opts model
 // onToken. It returns the text produced; on cancellation the text so far
 // and the context's error.
 func (e *Engine) Complete(ctx context.Context, prompt string, opts models.GenOptions, onToken func(string)) (string, error) {
+	text, _, err := e.CompleteStats(ctx, prompt, opts, onToken)
+	return text, err
+}
+
+// Stats are the measurements of one generation.
+type Stats struct {
+	PromptTokens int
+	PromptTime   time.Duration // prompt processing
+	GenTokens    int           // tokens sampled (the end-of-generation token included)
+	GenTime      time.Duration // from the first sample to the end
+}
+
+// PromptRate is prompt tokens per second.
+func (s Stats) PromptRate() float64 { return rate(s.PromptTokens, s.PromptTime) }
+
+// GenRate is generated tokens per second.
+func (s Stats) GenRate() float64 { return rate(s.GenTokens, s.GenTime) }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// CompleteStats is Complete that also reports token counts and timings.
+func (e *Engine) CompleteStats(ctx context.Context, prompt string, opts models.GenOptions, onToken func(string)) (string, Stats, error) {
+	var st Stats
+	text, err := e.complete(ctx, prompt, opts, onToken, &st)
+	return text, st, err
+}
+
+func (e *Engine) complete(ctx context.Context, prompt string, opts models.GenOptions, onToken func(string), st *Stats) (string, error) {
+	if e.embedOnly {
+		return "", fmt.Errorf("generate: %s: %w", e.info.Name, ErrEmbeddingOnly)
+	}
 	grammar := opts.Grammar
 	if grammar == "" && opts.JSONSchema != "" {
 		grammar = schemaToGrammar(opts.JSONSchema)
@@ -264,6 +306,7 @@ func (e *Engine) Complete(ctx context.Context, prompt string, opts models.GenOpt
 		return "", fmt.Errorf("generate: %w", err)
 	}
 	b.clearKV()
+	t0 := time.Now()
 	for i := 0; i < len(toks); i += b.size {
 		if err := e.stopped(ctx); err != nil {
 			return "", fmt.Errorf("generate: %w", err)
@@ -272,6 +315,9 @@ func (e *Engine) Complete(ctx context.Context, prompt string, opts models.GenOpt
 			return "", fmt.Errorf("generate: prompt: %w", err)
 		}
 	}
+	t1 := time.Now()
+	st.PromptTokens, st.PromptTime = len(toks), t1.Sub(t0)
+	defer func() { st.GenTime = time.Since(t1) }()
 	out := newStream(opts.Stop, onToken)
 	pos := len(toks)
 	for n := 0; n < maxTok && pos < e.ctxLen; n++ {
@@ -280,6 +326,7 @@ func (e *Engine) Complete(ctx context.Context, prompt string, opts models.GenOpt
 		}
 		tok := b.sample(s, b.lastIndex())
 		s.accept(tok)
+		st.GenTokens++
 		if b.isEOG(tok) {
 			break
 		}
@@ -345,6 +392,9 @@ func (e *Engine) embedOne(b *backend, text string) ([]float32, error) {
 	}
 	if len(toks) > e.ctxLen {
 		toks = toks[:e.ctxLen]
+	}
+	if e.embedOnly && len(toks) > b.size { // encoders see the whole text in one batch
+		toks = toks[:b.size]
 	}
 	b.clearKV()
 	sum := make([]float32, b.nEmbd())

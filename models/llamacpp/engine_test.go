@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 var testModel string
 
 func TestMain(m *testing.M) {
+	slog.SetLogLoggerLevel(slog.LevelWarn) // llama.cpp logs through slog at info level
 	dir, err := os.MkdirTemp("", "llamacpp-test")
 	if err != nil {
 		panic(err)
@@ -297,16 +299,21 @@ func TestBadFilesFailCleanly(t *testing.T) {
 	if err := gguf.Write(incomplete, []gguf.KV{{Key: "general.architecture", Value: "llama"}, {Key: "llama.block_count", Value: uint32(1)}}, []gguf.TensorSpec{{Name: "token_embd.weight", Dims: []uint64{32, 8}, Type: gguf.TypeF32}}); err != nil {
 		t.Fatal(err)
 	}
+	dupVocab := filepath.Join(dir, "dups.gguf")
+	if err := gguf.Write(dupVocab, []gguf.KV{{Key: "general.architecture", Value: "llama"}, {Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.tokens", Value: []string{"<unk>", "a", "a"}}}, []gguf.TensorSpec{{Name: "w", Dims: []uint64{32}, Type: gguf.TypeF32}}); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]struct {
 		path string
 		want error
 	}{
-		"missing":     {filepath.Join(dir, "nope.gguf"), os.ErrNotExist},
-		"not gguf":    {write("text.gguf", []byte("just some text, definitely not weights")), gguf.ErrNotGGUF},
-		"truncated":   {write("cut.gguf", data[:len(data)/2]), gguf.ErrTruncated},
-		"header only": {write("head.gguf", data[:40]), gguf.ErrTruncated},
-		"arch":        {unsupported, models.ErrUnsupportedArch},
-		"incomplete":  {incomplete, nil}, // passes the header check; llama.cpp must refuse it without crashing
+		"duplicate tokens": {dupVocab, gguf.ErrCorrupt}, // llama.cpp would abort the process
+		"missing":          {filepath.Join(dir, "nope.gguf"), os.ErrNotExist},
+		"not gguf":         {write("text.gguf", []byte("just some text, definitely not weights")), gguf.ErrNotGGUF},
+		"truncated":        {write("cut.gguf", data[:len(data)/2]), gguf.ErrTruncated},
+		"header only":      {write("head.gguf", data[:40]), gguf.ErrTruncated},
+		"arch":             {unsupported, models.ErrUnsupportedArch},
+		"incomplete":       {incomplete, nil}, // passes the header check; llama.cpp must refuse it without crashing
 	}
 	for name, c := range cases {
 		e, err := Load(context.Background(), c.path, Options{ContextLength: 64})
@@ -364,4 +371,53 @@ func TestStreamHelper(t *testing.T) {
 	if s.flush() != "x\uFFFD\uFFFD" || strings.Join(got, "") != s.text() {
 		t.Fatalf("flush of broken rune: %q", s.text())
 	}
+}
+
+func TestBertEmbeddingModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bert.gguf")
+	if err := gguf.WriteBert(path, gguf.TinyBert()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Load(context.Background(), path, Options{ContextLength: 512, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	texts := []string{"def tax_rate(): return 0.2", "class Inventory: pass", "def tax_rate(): return 0.2"}
+	vs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if len(v) != 64 || math.Abs(n-1) > 1e-4 {
+			t.Fatalf("vector %d: dim %d norm² %g", i, len(v), n)
+		}
+	}
+	for k := range vs[0] {
+		if math.Abs(float64(vs[0][k]-vs[2][k])) > 1e-5 {
+			t.Fatal("same text, different vectors")
+		}
+	}
+	if dotf(vs[0], vs[1]) > 0.9999 {
+		t.Fatal("different texts, same vector")
+	}
+	if _, err := e.Generate(context.Background(), chat, models.GenOptions{}, nil); !errors.Is(err, ErrEmbeddingOnly) {
+		t.Fatalf("generate on BERT: %v", err)
+	}
+	// a long text is truncated to one batch, not an error
+	if _, err := e.Embed(context.Background(), []string{strings.Repeat("tax rate ", 400)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dotf(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
 }
