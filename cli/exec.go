@@ -97,7 +97,7 @@ func runExec(ctx context.Context, env Env, args []string) int {
 	grace := fs.Duration("grace", runtime.DefaultGrace, "time between SIGTERM and SIGKILL")
 	cpu := fs.Duration("cpu", 0, "CPU-time limit, e.g. 5s")
 	var mem, fsize, outCap execSize
-	fs.Var(&mem, "mem", "memory limit (address space per process, RSS of the tree), e.g. 512MB")
+	fs.Var(&mem, "mem", "memory limit (data per process, RSS of the whole tree), e.g. 512MB")
 	fs.Var(&fsize, "fsize", "largest file the program may write, e.g. 10MB")
 	fs.Var(&outCap, "cap", "bytes of each output stream kept (default 4MB)")
 	procs := fs.Int("procs", 0, "most processes in the tree")

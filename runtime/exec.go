@@ -268,6 +268,19 @@ var memoryMarkers = [][]byte{
 	[]byte("out of memory"),
 	[]byte("Out of memory"),
 	[]byte("JavaScript heap out of memory"),
+	[]byte("process out of memory"),
+	[]byte("Fatal process OOM"),
+	[]byte("failed to reserve page summary memory"),
+}
+
+// forkMarkers are what shells and runtimes print when a fork is refused.
+var forkMarkers = [][]byte{
+	[]byte("Cannot fork"),
+	[]byte("can't fork"),
+	[]byte("fork: retry"),
+	[]byte("fork: Resource temporarily unavailable"),
+	[]byte("BlockingIOError: [Errno 11]"),
+	[]byte("pthread_create failed"),
 }
 
 // classifyLimit names the limit that explains how a finished run ended, from
@@ -291,6 +304,8 @@ func classifyLimit(l Limits, res Result, sb *sandbox) string {
 	case l.FileSize > 0 && (sig == "SIGXFSZ" || bytes.Contains(res.Stderr, []byte("File too large")) ||
 		bytes.Contains(res.Stderr, []byte("File size limit exceeded"))):
 		return LimitFileSize
+	case l.Procs > 0 && containsAny(res.Stderr, forkMarkers):
+		return LimitProcs
 	case l.Memory > 0:
 		for _, m := range memoryMarkers {
 			if bytes.Contains(res.Stderr, m) {
@@ -299,4 +314,13 @@ func classifyLimit(l Limits, res Result, sb *sandbox) string {
 		}
 	}
 	return ""
+}
+
+func containsAny(b []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,7 @@
 // Package runtime runs code and tests as measured subprocesses: a whole
 // process tree per run, killed as a unit on timeout or cancellation (politely
 // first, then with SIGKILL after a grace period), with captured and capped
-// output, resource limits (CPU time, address space, processes, file size),
+// output, resource limits (CPU time, memory, processes, file size),
 // optional network isolation, and metrics of the whole tree (wall, CPU
 // user/sys, peak RSS) sampled live for plotting.
 //
@@ -65,10 +65,14 @@ const (
 
 // Limits bounds a run's resources. Zero fields mean "no limit".
 type Limits struct {
-	CPUTime  time.Duration // CPU time of any process (rlimit) and of the whole tree (watchdog)
-	Memory   int64         // bytes of address space per process (rlimit) and of tree RSS (watchdog)
-	Procs    int           // processes in the tree (pids cgroup or rlimit, plus watchdog)
-	FileSize int64         // bytes of any file written
+	CPUTime time.Duration // CPU time of any process (rlimit) and of the whole tree (watchdog)
+	// Memory is bytes of data (heap and private writable mappings) per
+	// process (RLIMIT_DATA) and of RSS summed over the tree (watchdog).
+	// RLIMIT_AS is not used: Go and V8 reserve far more address space than
+	// they use and would not even start under a realistic cap.
+	Memory   int64
+	Procs    int   // processes in the tree (pids cgroup or rlimit, plus watchdog)
+	FileSize int64 // bytes of any file written
 }
 
 // Spec describes one run.

@@ -476,3 +476,25 @@ func TestTreeCPUIncludesOrphans(t *testing.T) {
 		t.Fatalf("tree CPU %v+%v misses the orphan", res.CPUUser, res.CPUSys)
 	}
 }
+
+func TestMemoryLimitLetsGoAndNodeStart(t *testing.T) {
+	for _, argv := range [][]string{{"go", "version"}, {"node", "-e", "console.log(1)"}} {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			continue
+		}
+		res := run(t, Spec{Command: argv, Limits: Limits{Memory: 256 << 20}})
+		if res.ExitCode != 0 || res.Limit != "" {
+			t.Errorf("%v under a 256 MB limit: exit %d limit %q\n%s", argv, res.ExitCode, res.Limit, res.Stderr)
+		}
+	}
+}
+
+func TestNodeMemoryHog(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node")
+	}
+	res := run(t, Spec{Command: []string{"node", "-e", "let a = []; for (;;) a.push(new Array(1e6).fill(1))"}, Limits: Limits{Memory: 256 << 20}})
+	if res.Limit != LimitMemory {
+		t.Fatalf("limit %q exit %d signal %q\n%s", res.Limit, res.ExitCode, res.Signal, res.Stderr)
+	}
+}

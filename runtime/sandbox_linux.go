@@ -105,7 +105,7 @@ func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox
 			args = append(args, fmt.Sprintf("--cpu=%d:%d", secs, secs+1))
 		}
 		if l.Memory > 0 {
-			args = append(args, fmt.Sprintf("--as=%d", l.Memory))
+			args = append(args, fmt.Sprintf("--data=%d", l.Memory))
 		}
 		if l.FileSize > 0 {
 			args = append(args, fmt.Sprintf("--fsize=%d", l.FileSize))
@@ -191,7 +191,7 @@ func (sb *sandbox) applyRlimits(pid int) {
 		set(unix.RLIMIT_CPU, secs, secs+1)
 	}
 	if l.Memory > 0 {
-		set(unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+		set(unix.RLIMIT_DATA, uint64(l.Memory), uint64(l.Memory))
 	}
 	if l.FileSize > 0 {
 		set(unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize))
