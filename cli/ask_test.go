@@ -124,3 +124,32 @@ func TestAskWithEndpoint(t *testing.T) {
 		t.Fatalf("dead endpoint: exit %d %s", code, errs)
 	}
 }
+
+func TestModelsCLI(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("HF_HOME", "")
+	t.Setenv("HF_HUB_CACHE", "")
+	t.Setenv("OLLAMA_MODELS", "")
+	os.MkdirAll(filepath.Join(home, "models"), 0o755)
+	if err := gguf.WriteLlama(filepath.Join(home, "models", "tiny.gguf"), gguf.TinyLlama()); err != nil {
+		t.Fatal(err)
+	}
+	extra := t.TempDir()
+	os.WriteFile(filepath.Join(extra, "junk.gguf"), []byte("junk"), 0o644)
+	var out, errb bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errb}
+	if code := runModels(context.Background(), env, []string{extra}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "codeloom-tiny") || !strings.Contains(out.String(), "llama") || !strings.Contains(out.String(), "unusable: ") {
+		t.Fatalf("listing:\n%s", out.String())
+	}
+	out.Reset()
+	if code := runModels(context.Background(), env, []string{"--json"}); code != ExitOK || !strings.Contains(out.String(), `"architecture": "llama"`) {
+		t.Fatalf("json: %s", out.String())
+	}
+	if code := runModels(context.Background(), env, []string{filepath.Join(extra, "nope")}); code != ExitUsage {
+		t.Fatalf("missing folder: %d", code)
+	}
+}
