@@ -120,6 +120,9 @@ func (h *LLMHandler) Run(ctx context.Context, c Call) (string, error) {
 	return answer, nil
 }
 
+// DefaultRunTimeout bounds a run step without a timeout of its own.
+const DefaultRunTimeout = 10 * time.Minute
+
 // RunHandler runs run steps through a runtime.Runner in the project folder
 // (or the step's dir, confined to it). The output is the program's standard
 // output without trailing newlines; a non-zero exit, a signal or a limit is
@@ -150,8 +153,8 @@ func (h *RunHandler) Run(ctx context.Context, c Call) (string, error) {
 			dir = abs
 		}
 	}
-	timeout := time.Duration(-1) // the executor's per-step timeout (ctx) bounds the run
-	if c.Step.Timeout > 0 {
+	timeout := DefaultRunTimeout // a program that never ends is stopped even without a step timeout
+	if c.Step.Timeout > 0 {      // the step's timeout (ctx) ends it; the runtime's limit is a backstop
 		timeout = c.Step.Timeout.D() + time.Second
 	}
 	res, err := h.Runner.Run(ctx, runtime.Spec{

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"codeloom/app/memory"
 	"codeloom/app/pipeline"
@@ -55,8 +56,17 @@ steps:
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("runs recorded: %d (%v), want 3", len(runs), err)
 	}
-	if !strings.HasPrefix(runs[0].Origin, "workflow:par/") {
-		t.Fatalf("run origin %q", runs[0].Origin)
+	// The subprocesses themselves overlapped, by the runtime's own records.
+	procs := map[string]memory.RunRecord{}
+	for _, r := range runs {
+		procs[strings.TrimPrefix(r.Origin, "workflow:par/")] = r
+	}
+	p1, p2 := procs["one"], procs["two"]
+	if p1.Wall < 300*time.Millisecond || p2.Wall < 300*time.Millisecond {
+		t.Fatalf("runs too short: %s %s", p1.Wall, p2.Wall)
+	}
+	if !(p1.Start.Before(p2.Start.Add(p2.Wall)) && p2.Start.Before(p1.Start.Add(p1.Wall))) {
+		t.Fatalf("processes did not overlap: one %v+%s, two %v+%s", p1.Start, p1.Wall, p2.Start, p2.Wall)
 	}
 }
 

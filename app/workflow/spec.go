@@ -43,6 +43,19 @@
 // map of local names to templates, rendered first and visible to its other
 // templates. Templates see every input and every output of the steps the step
 // depends on, by name; referring to any other name is a validation error.
+// A run step without a timeout is stopped after DefaultRunTimeout.
+//
+// # Showing a run (the GUI's workflow pane)
+//
+// Graph (or DOT) gives the steps as nodes and the dependencies as edges
+// before anything runs; Executor.OnEvent receives every state change
+// (pending → running → done | failed | skipped) with the step id, attempt,
+// error and progress text; a Tracker folds those events into the current
+// state per step for redrawing, and StateColor maps a state to a fill
+// colour. NewProject runs the "New project from requirements" action with the
+// same events. Callers ask the user once before running a workflow (Describe
+// lists its steps and commands); steps that write files or run generated code
+// ask again themselves through the Approver.
 package workflow
 
 import (
