@@ -204,13 +204,15 @@ func (e *Engine) stopped(ctx context.Context) error {
 }
 
 // CountTokens counts text's tokens with the model's tokenizer (without
-// BOS); on failure it falls back to an estimate.
+// BOS); on failure it falls back to an estimate. It does not wait for a
+// running generation: llama.cpp's tokenizer only reads the vocabulary.
 func (e *Engine) CountTokens(text string) int {
-	b, release, err := e.acquire()
-	if err != nil {
+	e.life.RLock()
+	defer e.life.RUnlock()
+	b := e.b
+	if b == nil {
 		return models.EstimateTokens(text)
 	}
-	defer release()
 	toks, err := b.tokenize(text, false)
 	if err != nil {
 		return models.EstimateTokens(text)
