@@ -312,11 +312,32 @@ func (ix *Index) representative(id string, visible map[string]bool) string {
 	return ""
 }
 
+// kindRank orders edge kinds for merging: when several kinds join the same
+// pair of overview nodes, the lowest rank is drawn.
+func kindRank(k codegraph.EdgeKind) int {
+	switch k {
+	case codegraph.EdgeContains:
+		return 0
+	case codegraph.EdgeImports:
+		return 1
+	case codegraph.EdgeInherits:
+		return 2
+	case codegraph.EdgeCalls:
+		return 3
+	case codegraph.EdgeRequires:
+		return 4
+	}
+	return 5
+}
+
 // liftedEdges maps every edge to its endpoints' visible representatives,
-// dropping self-loops and duplicates. Contains edges are kept only between
-// nodes that are both visible themselves.
+// dropping self-loops and duplicates; several kinds between the same pair
+// become one edge of the highest-ranked kind (an overview shows that two
+// files are related, a focus view shows how). Contains edges are kept only
+// between nodes that are both visible themselves.
 func (ix *Index) liftedEdges(visible map[string]bool, f Filter) []ViewEdge {
-	seen := map[ViewEdge]bool{}
+	type pair struct{ from, to string }
+	at := map[pair]int{}
 	var out []ViewEdge
 	for _, n := range ix.order {
 		for _, e := range ix.out[n.ID] {
@@ -335,11 +356,15 @@ func (ix *Index) liftedEdges(visible map[string]bool, f Filter) []ViewEdge {
 			if from == "" || to == "" || from == to {
 				continue
 			}
-			ve := ViewEdge{From: from, To: to, Kind: e.Kind}
-			if !seen[ve] {
-				seen[ve] = true
-				out = append(out, ve)
+			p := pair{from, to}
+			if i, ok := at[p]; ok {
+				if kindRank(e.Kind) < kindRank(out[i].Kind) {
+					out[i].Kind = e.Kind
+				}
+				continue
 			}
+			at[p] = len(out)
+			out = append(out, ViewEdge{From: from, To: to, Kind: e.Kind})
 		}
 	}
 	return out
