@@ -46,6 +46,36 @@ func Write(path string, kvs []KV, tensors []TensorSpec) (err error) {
 
 // WriteTo writes a GGUF v3 stream to w.
 func WriteTo(w io.Writer, kvs []KV, tensors []TensorSpec) error {
+	return writeTo(w, kvs, tensors, false)
+}
+
+// WriteSparse writes the header of a GGUF file and extends the file to its
+// full size without writing tensor data (a sparse file of zeros): a large
+// model for testing size and memory checks without using the disk.
+func WriteSparse(path string, kvs []KV, tensors []TensorSpec) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write gguf %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := writeTo(f, kvs, tensors, true); err != nil {
+		return fmt.Errorf("write gguf %s: %w", path, err)
+	}
+	end, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	var total uint64
+	for _, t := range tensors {
+		total += align(TensorInfo{Dims: t.Dims, Type: t.Type}.Bytes())
+	}
+	if err := f.Truncate(end + int64(total)); err != nil {
+		return fmt.Errorf("write gguf %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func writeTo(w io.Writer, kvs []KV, tensors []TensorSpec, sparse bool) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
 	le := binary.LittleEndian
@@ -77,6 +107,12 @@ func WriteTo(w io.Writer, kvs []KV, tensors []TensorSpec) error {
 		off += align(info.Bytes())
 	}
 	cw.pad()
+	if sparse {
+		if cw.err != nil {
+			return cw.err
+		}
+		return bw.Flush()
+	}
 	var buf []float32
 	var out []byte
 	for _, t := range tensors {

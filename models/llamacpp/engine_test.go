@@ -303,10 +303,15 @@ func TestBadFilesFailCleanly(t *testing.T) {
 	if err := gguf.Write(dupVocab, []gguf.KV{{Key: "general.architecture", Value: "llama"}, {Key: "tokenizer.ggml.model", Value: "llama"}, {Key: "tokenizer.ggml.tokens", Value: []string{"<unk>", "a", "a"}}}, []gguf.TensorSpec{{Name: "w", Dims: []uint64{32}, Type: gguf.TypeF32}}); err != nil {
 		t.Fatal(err)
 	}
+	huge := filepath.Join(dir, "huge.gguf") // 2 TiB of (sparse) weights
+	if err := gguf.WriteSparse(huge, []gguf.KV{{Key: "general.architecture", Value: "llama"}}, []gguf.TensorSpec{{Name: "token_embd.weight", Dims: []uint64{1 << 20, 1 << 19}, Type: gguf.TypeF32}}); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]struct {
 		path string
 		want error
 	}{
+		"too large": {huge, models.ErrTooLarge},
 		"duplicate tokens": {dupVocab, gguf.ErrCorrupt}, // llama.cpp would abort the process
 		"missing":          {filepath.Join(dir, "nope.gguf"), os.ErrNotExist},
 		"not gguf":         {write("text.gguf", []byte("just some text, definitely not weights")), gguf.ErrNotGGUF},
