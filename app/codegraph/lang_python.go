@@ -12,6 +12,7 @@ import (
 const pythonQuery = `
 (class_definition name: (identifier) @name body: (block) @body) @def.class
 (function_definition name: (identifier) @name body: (block) @body) @def.function
+(assignment left: (identifier) @name right: (lambda body: (_) @body)) @def.function
 
 (class_definition body: (block . (expression_statement (string) @doc))) @doc.owner
 (function_definition body: (block . (expression_statement (string) @doc))) @doc.owner

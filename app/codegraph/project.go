@@ -511,8 +511,10 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 // classify decides what to do with one changed path: index it (keep), drop
 // it (gone: deleted, or now a directory/ignored), or leave it (neither).
 func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
+	dir := ""
 	for _, part := range strings.Split(path.Dir(rel), "/") {
-		if skipDirs[part] {
+		dir = path.Join(dir, part)
+		if skipDirs[part] || isVirtualenv(filepath.Join(p.root, filepath.FromSlash(dir))) {
 			return wf, false, true
 		}
 	}

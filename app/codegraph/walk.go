@@ -17,7 +17,7 @@ import (
 // skipDirs are never walked: version control, virtual environments,
 // dependencies, caches, build output and CodeLoom's own data.
 var skipDirs = map[string]bool{
-	".git": true, ".hg": true, ".svn": true, ".venv": true, "venv": true, "node_modules": true,
+	".git": true, ".hg": true, ".svn": true, "node_modules": true,
 	"__pycache__": true, ".mypy_cache": true, ".pytest_cache": true, ".tox": true, ".ruff_cache": true,
 	"build": true, "dist": true, "target": true, ".codeloom": true, ".idea": true, ".vscode": true,
 }
@@ -137,7 +137,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			continue
 		}
 		if e.IsDir() {
-			if skipDirs[name] || w.ignored(levels, crel, true) {
+			if skipDirs[name] || w.ignored(levels, crel, true) || isVirtualenv(w.abs(crel)) {
 				continue
 			}
 			if err := w.dir(ctx, crel, levels); err != nil {
@@ -177,6 +177,19 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		w.res.files = append(w.res.files, walkFile{rel: crel, size: info.Size(), modTime: info.ModTime().UnixNano(), lang: lang, eco: eco})
 	}
 	return nil
+}
+
+// isVirtualenv reports a Python virtual environment (it has pyvenv.cfg), such
+// as .venv/ or venv/; a package that happens to be called venv (like the
+// standard library's) is indexed.
+func isVirtualenv(dir string) bool {
+	switch filepath.Base(dir) {
+	case ".venv", "venv", "env", ".env":
+	default:
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "pyvenv.cfg"))
+	return err == nil
 }
 
 // symlink records why a symbolic link is not followed: links are never

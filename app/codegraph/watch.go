@@ -122,7 +122,7 @@ func (p *Project) watchTree(w *fsnotify.Watcher, rel string) error {
 		return nil // vanished or unreadable: nothing below to watch
 	}
 	for _, e := range entries {
-		if !e.IsDir() || e.Type()&os.ModeSymlink != 0 || skipDirs[e.Name()] {
+		if !e.IsDir() || e.Type()&os.ModeSymlink != 0 || skipDirs[e.Name()] || isVirtualenv(filepath.Join(abs, e.Name())) {
 			continue
 		}
 		child := path.Join(rel, e.Name())
