@@ -311,7 +311,7 @@ func TestBadFilesFailCleanly(t *testing.T) {
 		path string
 		want error
 	}{
-		"too large": {huge, models.ErrTooLarge},
+		"too large":        {huge, models.ErrTooLarge},
 		"duplicate tokens": {dupVocab, gguf.ErrCorrupt}, // llama.cpp would abort the process
 		"missing":          {filepath.Join(dir, "nope.gguf"), os.ErrNotExist},
 		"not gguf":         {write("text.gguf", []byte("just some text, definitely not weights")), gguf.ErrNotGGUF},
