@@ -185,14 +185,20 @@ type Option func(*LocalRunner)
 // WithRecorder records every finished run through rec.
 func WithRecorder(rec Recorder) Option { return func(r *LocalRunner) { r.rec = rec } }
 
+// WithSamples sends every sample of every run to ch (non-blocking: samples
+// are dropped when ch is full), in addition to any per-run Spec.Samples.
+// The channel is never closed.
+func WithSamples(ch chan<- Sample) Option { return func(r *LocalRunner) { r.samples = ch } }
+
 // WithLogger sets the logger (slog.Default() otherwise).
 func WithLogger(l *slog.Logger) Option { return func(r *LocalRunner) { r.log = l } }
 
 // LocalRunner runs programs as local subprocesses. It holds no per-run state
 // and is safe for concurrent use.
 type LocalRunner struct {
-	rec Recorder
-	log *slog.Logger
+	rec     Recorder
+	log     *slog.Logger
+	samples chan<- Sample
 }
 
 // New returns a LocalRunner.
@@ -265,6 +271,19 @@ func (r *LocalRunner) run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	env = append(env, MarkerEnv+"="+id)
+	if r.samples != nil {
+		user := spec.OnSample
+		ch := r.samples
+		spec.OnSample = func(s Sample) {
+			if user != nil {
+				user(s)
+			}
+			select {
+			case ch <- s:
+			default:
+			}
+		}
+	}
 	return execute(ctx, spec, res, env, id, r.log)
 }
 

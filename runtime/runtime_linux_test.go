@@ -230,7 +230,7 @@ trap '' TERM
 echo $$ > main.pid
 while :; do sleep 1; done
 `
-	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, Timeout: 700 * time.Millisecond, Grace: 300 * time.Millisecond})
+	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, Timeout: 1500 * time.Millisecond, Grace: 300 * time.Millisecond})
 	if !res.TimedOut {
 		t.Fatalf("not timed out: %+v", res)
 	}
@@ -470,9 +470,11 @@ func TestMetricsArePlausible(t *testing.T) {
 func TestTreeCPUIncludesOrphans(t *testing.T) {
 	// The busy grandchild is orphaned (its parent exits at once) and the
 	// main process waits for it by polling, so wait4 never accounts it.
-	script := `( sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done' & ); sleep 1.5`
-	res := run(t, Spec{Command: []string{"sh", "-c", script}, SampleEvery: 50 * time.Millisecond})
-	if res.CPUUser+res.CPUSys < 100*time.Millisecond {
+	// The main process waits for it by polling a file, not with wait4.
+	dir := t.TempDir()
+	script := `( sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; touch done' & ); while [ ! -f done ]; do sleep 0.05; done`
+	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, SampleEvery: 20 * time.Millisecond})
+	if res.CPUUser+res.CPUSys < 200*time.Millisecond {
 		t.Fatalf("tree CPU %v+%v misses the orphan", res.CPUUser, res.CPUSys)
 	}
 }

@@ -271,3 +271,14 @@ func TestParseDotEnv(t *testing.T) {
 		t.Errorf("error does not name the line: %v", err)
 	}
 }
+
+func TestWithSamples(t *testing.T) {
+	ch := make(chan Sample, 64)
+	res, err := New(WithSamples(ch)).Run(context.Background(), Spec{Command: []string{"sleep", "0.3"}, SampleEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch) == 0 || len(ch) != len(res.Samples) {
+		t.Fatalf("channel got %d samples, result has %d", len(ch), len(res.Samples))
+	}
+}
