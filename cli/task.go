@@ -105,6 +105,7 @@ func runTask(ctx context.Context, env Env, args []string) int {
 	maxTokens := fs.Int("max-tokens", 0, "token limit of each patch answer (default 1536)")
 	ctxLen := fs.Int("ctx", 0, "context length for --model (default: the model's, at most 4096)")
 	quiet := fs.Bool("quiet", false, "do not stream model tokens")
+	embed := fs.Bool("embed", false, "fuse embedding similarity into context retrieval (embeds every function once; cached in DIR/.codeloom)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, `usage: codeloom task DIR "request" [--yes] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--kind K] [--json]`)
 		fs.PrintDefaults()
@@ -205,7 +206,12 @@ func runTask(ctx context.Context, env Env, args []string) int {
 		ta := pipeline.NewTerminalApprover(env.Stdin, progress)
 		approver, guidance = ta, ta
 	}
+	var source pipeline.ContextSource
+	if graph != nil {
+		source = pipeline.RetrievalContext{Graph: graph.Graph, Engine: engine, Embed: *embed && engine != nil, Cache: store, ModelID: modelName}
+	}
 	p, err := pipeline.New(pipeline.Config{
+		Context:        source,
 		Root:           dir,
 		Engine:         engine,
 		ModelName:      modelName,

@@ -558,3 +558,29 @@ func TestInterjectionReachesTheNextPrompt(t *testing.T) {
 		t.Fatal("cancelled run did not fail")
 	}
 }
+
+func TestTesterRoleAddsTests(t *testing.T) {
+	f := newFixture(t)
+	newTest := "FILE: tests/test_boundary.py\n```python\nimport unittest\n\nfrom inventory import pricing\n\n\nclass BoundaryTest(unittest.TestCase):\n    def test_just_below_one_hundred(self):\n        self.assertEqual(pricing.bulk_discount(99), 5)\n```\n"
+	eng := models.NewScripted("edit", planAnswer, directFix, newTest)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	cfg := f.config(eng, ap)
+	cfg.WriteTests = true
+	_, out, events := run(t, cfg, "fix the bulk discount boundary")
+	c := out.Last()
+	if c.Status != StatusPassed || len(c.Changes) != 2 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	if !strings.Contains(eng.Calls()[3].Messages[0].Content, "As the tester") || !strings.Contains(eng.Calls()[3].Messages[1].Content, "+    if quantity >= 100:") {
+		t.Fatal("tester prompt lacks its role or the change")
+	}
+	var tests *GateResult
+	for _, e := range events {
+		if e.Type == EventGate && e.Gate.Name == GateTests {
+			tests = e.Gate
+		}
+	}
+	if tests == nil || tests.Tests == nil || tests.Tests.Passed != 10 {
+		t.Fatalf("tests gate = %+v", tests)
+	}
+}
