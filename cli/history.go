@@ -41,8 +41,11 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 	asMD := fs.Bool("md", false, "export as Markdown")
 	session := fs.String("session", "", `only this session ("last" = the newest)`)
 	limit := fs.Int("limit", 50, "at most this many records of each kind (0 = all)")
+	versions := fs.Bool("versions", false, "list the previous file versions kept (IDs for --restore)")
+	restore := fs.String("restore", "", "put the kept version with this ID back (asks first unless --yes)")
+	yes := fs.Bool("yes", false, "with --restore: do not ask")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: codeloom history DIR [--json|--md] [--session ID|last] [--limit N]")
+		fmt.Fprintln(env.Stderr, "usage: codeloom history DIR [--json|--md] [--session ID|last] [--limit N] | --versions | --restore ID [--yes]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
@@ -68,6 +71,40 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 		return code
 	}
 	defer st.Close()
+	if *restore != "" {
+		v, err := st.Version(*restore)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
+			return ExitFailure
+		}
+		if !*yes {
+			ta := pipeline.NewTerminalApprover(env.Stdin, env.Stdout)
+			ok, err := ta.Approve(ctx, pipeline.Question{Kind: pipeline.AskApply,
+				Title: fmt.Sprintf("Restore %s to version %s (%s)?", v.Path, v.ID, v.Reason)})
+			if err != nil || !ok {
+				fmt.Fprintln(env.Stdout, "not restored")
+				return ExitFailure
+			}
+		}
+		keep, err := pipeline.RestoreVersion(ctx, dir, st, *restore)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(env.Stdout, "restored %s; its previous content is kept as version %s\n", v.Path, keep)
+		return ExitOK
+	}
+	if *versions {
+		vs, err := st.Versions("", *limit)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
+			return ExitFailure
+		}
+		for _, v := range vs {
+			fmt.Fprintf(env.Stdout, "%s  %s  %-30s %7d bytes  %s\n", v.ID, v.Time.Local().Format("01-02 15:04:05"), v.Path, len(v.Content), v.Reason)
+		}
+		return ExitOK
+	}
 	sessions, err := pipeline.Sessions(st)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)

@@ -584,3 +584,36 @@ func TestTesterRoleAddsTests(t *testing.T) {
 		t.Fatalf("tests gate = %+v", tests)
 	}
 }
+
+func TestRestoreVersion(t *testing.T) {
+	f := newFixture(t)
+	orig := tree(t, f.root)
+	newFile := "FILE: inventory/extra.py\n```python\nX = 1\n```\n\ninventory/pricing.py\n<<<<<<< SEARCH\n    if quantity > 100:\n=======\n    if quantity >= 100:\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("edit", planAnswer, newFile)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	run(t, f.config(eng, ap), "fix the boundary and add a constant")
+	if _, ok := tree(t, f.root)["inventory/extra.py"]; !ok {
+		t.Fatal("patch not applied")
+	}
+	vers, err := f.store.Versions("", 0)
+	if err != nil || len(vers) != 2 {
+		t.Fatalf("versions = %d, %v", len(vers), err)
+	}
+	for _, v := range vers {
+		if _, err := RestoreVersion(context.Background(), f.root, f.store, v.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameFiles(t, orig, tree(t, f.root))
+	// Restoring keeps what it replaced: restoring that brings the fix back.
+	all, _ := f.store.Versions("inventory/pricing.py", 0)
+	if _, err := RestoreVersion(context.Background(), f.root, f.store, all[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tree(t, f.root)["inventory/pricing.py"], ">= 100") {
+		t.Fatal("restore of the restore did not bring the fix back")
+	}
+	if _, err := RestoreVersion(context.Background(), f.root, f.store, "nonsense"); err == nil {
+		t.Fatal("restored a missing version")
+	}
+}
