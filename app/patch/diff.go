@@ -150,6 +150,21 @@ func tagNoEOL(f fileText) []string {
 // forward search with one snapshot of the frontier per edit distance), or
 // ok=false when the distance exceeds maxD. Removals come before additions.
 func myers(a, b []string, maxD int) ([]lineOp, bool) {
+	// Compare interned line numbers, not strings, in the inner loop.
+	ids := make(map[string]int32, len(a))
+	intern := func(ls []string) []int32 {
+		out := make([]int32, len(ls))
+		for i, l := range ls {
+			id, ok := ids[l]
+			if !ok {
+				id = int32(len(ids))
+				ids[l] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	ha, hb := intern(a), intern(b)
 	n, m := len(a), len(b)
 	maxD = min(maxD, n+m)
 	off := maxD + 1
@@ -168,7 +183,7 @@ func myers(a, b []string, maxD int) ([]lineOp, bool) {
 				x = v[off+k-1] + 1 // right: a removal
 			}
 			y := x - k
-			for x < n && y < m && a[x] == b[y] {
+			for x < n && y < m && ha[x] == hb[y] {
 				x++
 				y++
 			}
