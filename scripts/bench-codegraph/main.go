@@ -172,7 +172,7 @@ func bareParse(files []string, workers int) {
 
 // ctagsRun times universal-ctags over the corpus and counts definitions by
 // kind and file.
-func ctagsRun(dir string) (measurement, map[string]int, map[string]map[string]int, error) {
+func ctagsRun(dir string) (measurement, map[string]int, map[string]map[int]int, error) {
 	cmd := exec.Command("ctags", "-R", "-u", "--languages=Python", "--excmd=number", "-f", "-", dir)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -186,7 +186,7 @@ func ctagsRun(dir string) (measurement, map[string]int, map[string]map[string]in
 		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	kinds := map[string]int{}
-	perFile := map[string]map[string]int{}
+	perFile := map[string]map[int]int{} // file → line → definitions (classes, functions, members)
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -196,11 +196,16 @@ func ctagsRun(dir string) (measurement, map[string]int, map[string]map[string]in
 		}
 		k := f[3]
 		kinds[k]++
+		if k != "c" && k != "f" && k != "m" {
+			continue
+		}
 		rel, _ := filepath.Rel(dir, f[1])
 		if perFile[rel] == nil {
-			perFile[rel] = map[string]int{}
+			perFile[rel] = map[int]int{}
 		}
-		perFile[rel][k]++
+		var line int
+		fmt.Sscanf(f[2], "%d", &line)
+		perFile[rel][line]++
 	}
 	return m, kinds, perFile, nil
 }
@@ -238,7 +243,7 @@ func run(dir string, runs, workers int) error {
 	fmt.Printf("corpus %s, %d workers on %d CPUs, median of %d runs\n\n", dir, workers, runtime.NumCPU(), runs)
 	var ctags, bare, cold []measurement
 	var ctKinds map[string]int
-	var ctFiles map[string]map[string]int
+	var ctFiles map[string]map[int]int
 	for i := 0; i < runs; i++ {
 		m, k, pf, err := ctagsRun(dir)
 		if err != nil {
@@ -349,48 +354,50 @@ func run(dir string, runs, workers int) error {
 		return err
 	}
 	defer g.Close()
-	ours := map[string]int{}
+	ours := map[string]map[int]int{}
 	for _, n := range g.Graph().Nodes() {
 		if n.Kind == codegraph.KindClass || n.Kind == codegraph.KindFunction || n.Kind == codegraph.KindMethod {
-			ours[n.Path]++
+			if ours[n.Path] == nil {
+				ours[n.Path] = map[int]int{}
+			}
+			ours[n.Path][n.StartLine]++
 		}
 	}
-	type diff struct {
-		path       string
-		ours, ctag int
-	}
-	var diffs []diff
+	var paths []string
 	seen := map[string]bool{}
-	for p, k := range ctFiles {
+	for p := range ctFiles {
 		seen[p] = true
-		if c := k["c"] + k["f"] + k["m"]; c != ours[p] {
-			diffs = append(diffs, diff{p, ours[p], c})
-		}
+		paths = append(paths, p)
 	}
-	for p, c := range ours {
+	for p := range ours {
 		if !seen[p] {
-			diffs = append(diffs, diff{p, c, 0})
+			paths = append(paths, p)
 		}
 	}
-	sort.Slice(diffs, func(i, j int) bool {
-		a, b := diffs[i].ours-diffs[i].ctag, diffs[j].ours-diffs[j].ctag
-		if a < 0 {
-			a = -a
+	sort.Strings(paths)
+	shown := 0
+	for _, p := range paths {
+		var onlyCtags, onlyOurs []int
+		for l, c := range ctFiles[p] {
+			for i := ours[p][l]; i < c; i++ {
+				onlyCtags = append(onlyCtags, l)
+			}
 		}
-		if b < 0 {
-			b = -b
+		for l, c := range ours[p] {
+			for i := ctFiles[p][l]; i < c; i++ {
+				onlyOurs = append(onlyOurs, l)
+			}
 		}
-		if a != b {
-			return a > b
+		if len(onlyCtags)+len(onlyOurs) == 0 {
+			continue
 		}
-		return diffs[i].path < diffs[j].path
-	})
-	fmt.Printf("files whose definition counts differ: %d (largest first)\n", len(diffs))
-	for i, d := range diffs {
-		if i == 12 {
-			break
+		sort.Ints(onlyCtags)
+		sort.Ints(onlyOurs)
+		if shown < 15 {
+			fmt.Printf("  %-40s only ctags at lines %v; only codegraph at lines %v\n", p, onlyCtags, onlyOurs)
 		}
-		fmt.Printf("  %-60s codegraph %4d  ctags %4d\n", d.path, d.ours, d.ctag)
+		shown++
 	}
+	fmt.Printf("files whose definitions differ: %d\n", shown)
 	return nil
 }
