@@ -759,6 +759,13 @@ type unusableError struct{ err error }
 func (e *unusableError) Error() string { return "no usable patch: " + e.err.Error() }
 func (e *unusableError) Unwrap() error { return e.err }
 
+// applyFailed is a patch that passed its dry run but could not be applied
+// (the files changed in between); nothing was written.
+type applyFailed struct{ err error }
+
+func (e *applyFailed) Error() string { return "the patch no longer applies: " + e.err.Error() }
+func (e *applyFailed) Unwrap() error { return e.err }
+
 // errDeclined is returned when the user declines to run something.
 var errDeclined = errors.New("the user declined to run it")
 
@@ -844,7 +851,10 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 		return strings.TrimSpace(applied.Summary()), nil
 	})
 	if err != nil {
-		return true, err
+		if ctx.Err() != nil {
+			return true, err
+		}
+		return true, &applyFailed{err}
 	}
 	st.c.Changes = append(st.c.Changes, applied)
 	st.noteChanges(applied)
@@ -1015,16 +1025,17 @@ func (p *Pipeline) loop(ctx context.Context, st *cycleState) (*Cycle, error) {
 			return c, err
 		default:
 			ok, err := p.applyPatch(ctx, st, pt, dry, role)
-			if err != nil {
-				var pathErr *patch.PathError
-				if !ok || ctx.Err() != nil || errors.As(err, &pathErr) {
-					c.Status = StatusError
-					c.Note = err.Error()
-					return c, err
-				}
-				// The files changed between the dry run and applying.
-				st.failure = &GateResult{Name: "patch", Status: GateFailed, Output: err.Error()}
+			var af *applyFailed
+			if errors.As(err, &af) {
+				// The files changed between the dry run and applying:
+				// nothing was written; the model gets the reason.
+				st.failure = &GateResult{Name: "patch", Status: GateFailed, Output: af.Error()}
 				break
+			}
+			if err != nil {
+				c.Status = StatusError
+				c.Note = err.Error()
+				return c, err
 			}
 			if !ok {
 				c.Status = StatusRejected

@@ -617,3 +617,40 @@ func TestRestoreVersion(t *testing.T) {
 		t.Fatal("restored a missing version")
 	}
 }
+
+// editingApprover edits a file when first asked to apply, as a user typing
+// in the editor while the question is open would.
+type editingApprover struct {
+	*ScriptedApprover
+	edit func()
+	done bool
+}
+
+func (e *editingApprover) Approve(ctx context.Context, q Question) (bool, error) {
+	if q.Kind == AskApply && !e.done {
+		e.done = true
+		e.edit()
+	}
+	return e.ScriptedApprover.Approve(ctx, q)
+}
+
+func TestFileChangedBeforeApplyIsReportedToTheModel(t *testing.T) {
+	f := newFixture(t)
+	file := filepath.Join(f.root, "inventory", "pricing.py")
+	fix := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity > 100:  # checked\n=======\n    if quantity >= 100:  # checked\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("edit", planAnswer, directFix, fix)
+	sa := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	ap := &editingApprover{ScriptedApprover: sa, edit: func() {
+		b, _ := os.ReadFile(file)
+		os.WriteFile(file, []byte(strings.Replace(string(b), "if quantity > 100:", "if quantity > 100:  # checked", 1)), 0o644)
+	}}
+	cfg := f.config(eng, sa)
+	cfg.Approver = ap
+	_, out, _ := run(t, cfg, "fix the bulk discount boundary")
+	if c := out.Last(); c.Status != StatusPassed || c.Attempts != 2 || len(c.Changes) != 1 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	if dbg := eng.Calls()[3].Messages[1].Content; !strings.Contains(dbg, "the patch no longer applies") {
+		t.Fatalf("debugger not told:\n%s", dbg)
+	}
+}
