@@ -54,23 +54,37 @@ func cpuNow() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkRunWithLimits is Run with every limit and network isolation on
-// (prlimit wrapper, pids cgroup when root, user+net namespace).
+// BenchmarkRunWithLimits is Run of /bin/true with each isolation feature
+// alone and all together: rlimits (prlimit wrapper), the pids cgroup (root)
+// or RLIMIT_NPROC, and the user+network namespace.
 func BenchmarkRunWithLimits(b *testing.B) {
 	r := New(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	spec := Spec{Command: []string{"/bin/true"}, NoNetwork: true,
-		Limits: Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, Procs: 64, FileSize: 64 << 20}}
-	for i := 0; i < b.N; i++ {
-		if _, err := r.Run(context.Background(), spec); err != nil {
-			b.Fatal(err)
-		}
+	all := Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, Procs: 64, FileSize: 64 << 20}
+	for _, c := range []struct {
+		name string
+		spec Spec
+	}{
+		{"none", Spec{}},
+		{"rlimits", Spec{Limits: Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, FileSize: 64 << 20}}},
+		{"procs", Spec{Limits: Limits{Procs: 64}}},
+		{"no-net", Spec{NoNetwork: true}},
+		{"all", Spec{Limits: all, NoNetwork: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			spec := c.spec
+			spec.Command = []string{"/bin/true"}
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Run(context.Background(), spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkSamplerScan is one sample of a running tree of 11 processes (a
-// shell and 10 sleeping children): the sampler's cost per tick. The
-// reported core-% is that cost at the default 100 ms period.
-func BenchmarkSamplerScan(b *testing.B) {
+// startTree starts a shell with 10 sleeping children in a sandbox and
+// waits until all 11 processes are visible.
+func startTree(b *testing.B) (*sandbox, *exec.Cmd) {
 	cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 60 & done; wait")
 	sb, err := newSandbox(Spec{}, []string{"sh"}, "bench", slog.Default())
 	if err != nil {
@@ -81,8 +95,18 @@ func BenchmarkSamplerScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	sb.started(cmd.Process.Pid)
-	time.Sleep(200 * time.Millisecond)
 	b.Cleanup(func() { sb.killAll(); cmd.Wait() })
+	for i := 0; i < 500 && sb.scanProcs(true).procs < 11; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return sb, cmd
+}
+
+// BenchmarkSamplerScan is one sample of a running tree of 11 processes (a
+// shell and 10 sleeping children): the sampler's cost per tick. The
+// reported core-% is that cost at the default 100 ms period.
+func BenchmarkSamplerScan(b *testing.B) {
+	sb, _ := startTree(b)
 	b.ResetTimer()
 	c0 := cpuNow()
 	var procs int
@@ -102,15 +126,7 @@ func BenchmarkSamplerScan(b *testing.B) {
 // gopsutil (Processes, Ppid, Times, MemoryInfo): the measured reason the
 // Linux sampler reads /proc/<pid>/stat itself.
 func BenchmarkGopsutilTreeScan(b *testing.B) {
-	cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 60 & done; wait")
-	sb, _ := newSandbox(Spec{}, []string{"sh"}, "bench", slog.Default())
-	cmd.SysProcAttr = sb.attr()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	sb.started(cmd.Process.Pid)
-	time.Sleep(200 * time.Millisecond)
-	b.Cleanup(func() { sb.killAll(); cmd.Wait() })
+	_, cmd := startTree(b)
 	ctx := context.Background()
 	root := int32(cmd.Process.Pid)
 	b.ResetTimer()

@@ -500,3 +500,21 @@ func TestNodeMemoryHog(t *testing.T) {
 		t.Fatalf("limit %q exit %d signal %q\n%s", res.Limit, res.ExitCode, res.Signal, res.Stderr)
 	}
 }
+
+func TestSnippets(t *testing.T) {
+	cases := []struct{ lang, code, tool string }{
+		{"python", "print(6 * 7)", "python3"},
+		{"javascript", "console.log(6 * 7)", "node"},
+		{"go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(6 * 7) }\n", "go"},
+		{"sh", "echo $((6 * 7))", "sh"},
+	}
+	for _, c := range cases {
+		if _, err := exec.LookPath(c.tool); err != nil {
+			continue
+		}
+		res := run(t, Spec{Code: c.code, Language: c.lang, Timeout: 2 * time.Minute})
+		if strings.TrimSpace(string(res.Stdout)) != "42" || res.ExitCode != 0 {
+			t.Errorf("%s snippet: exit %d out %q err %q", c.lang, res.ExitCode, res.Stdout, res.Stderr)
+		}
+	}
+}
