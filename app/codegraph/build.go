@@ -1,10 +1,12 @@
 package codegraph
 
 import (
-	"fmt"
+	"encoding/binary"
+	"encoding/hex"
 	"hash/fnv"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -22,9 +24,17 @@ func nodeID(kind Kind, qual, p string, dup int) string {
 	h.Write([]byte{0})
 	h.Write([]byte(p))
 	if dup > 0 {
-		fmt.Fprintf(h, "\x00%d", dup)
+		h.Write([]byte{0})
+		h.Write(strconv.AppendInt(nil, int64(dup), 10))
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return hex16(h.Sum64())
+}
+
+// hex16 formats v as 16 lower-case hex digits.
+func hex16(v uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return hex.EncodeToString(b[:])
 }
 
 // bindKind says what a name in a file's scope is bound to.
@@ -242,13 +252,19 @@ func (b *builder) newFileBuild(fd *fileData) *fileBuild {
 	fileNode := &Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
 		QualName: fb.key, Path: fd.Path, Language: fd.Lang, StartLine: 1, EndLine: max(fd.Lines, 1),
-		StartByte: 0, EndByte: int(fd.Size), Hash: fmt.Sprintf("%016x", fd.Sum),
+		StartByte: 0, EndByte: int(fd.Size), Hash: hex16(fd.Sum),
 	}
 	fb.fileID = fileNode.ID
 	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
 	fb.nodes[0] = fileNode
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
+	hs := func(parts ...string) {
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+	}
+	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
 		fb.iface = h.Sum64()
 		return fb
@@ -279,19 +295,19 @@ func (b *builder) newFileBuild(fd *fileData) *fileBuild {
 		}
 		fb.nodes = append(fb.nodes, &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
-			Signature: d.Sig, Doc: d.Doc, Hash: fmt.Sprintf("%016x", d.Hash), Parent: parent})
+			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent})
 		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
 			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
 		}
-		fmt.Fprintf(h, "d%s\x00%s\x00%d\x00%s\x00", d.Kind, id, d.Parent, d.Receiver)
+		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	for _, r := range fd.Refs {
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) {
-			fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%d\x00", r.Kind, r.Name, r.Object, r.Def)
+			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
 	}
 	for _, im := range fd.Imports {
-		fmt.Fprintf(h, "i%s\x00%s\x00%s\x00%v\x00", im.Module, im.Name, im.Alias, im.Wildcard)
+		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
 	fb.iface = h.Sum64()
 	for _, ev := range fd.Env {

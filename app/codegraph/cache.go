@@ -1,8 +1,6 @@
 package codegraph
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"hash/fnv"
 
@@ -23,7 +21,7 @@ type BlobStore interface {
 const (
 	cacheFilesBucket = "graph.files"
 	cacheMetaBucket  = "graph.meta"
-	cacheSchema      = "codegraph-cache/1"
+	cacheSchema      = "codegraph-cache/2"
 )
 
 // cacheVersion identifies the extractor: a change to any query or the record
@@ -72,8 +70,8 @@ func (p *Project) loadCache() (map[string]*fileData, error) {
 		}
 		out = map[string]*fileData{}
 		return s.ForEachBlob(cacheFilesBucket, func(key string, val []byte) error {
-			fd := &fileData{}
-			if err := gob.NewDecoder(bytes.NewReader(val)).Decode(fd); err != nil {
+			fd, err := decodeFileData(val)
+			if err != nil || fd.Path != key {
 				// A damaged entry is re-parsed, not fatal.
 				p.log.Warn("codegraph cache entry unreadable; re-parsing", "path", key, "err", err)
 				return nil
@@ -96,11 +94,7 @@ func (p *Project) saveCache(puts map[string]*fileData, deletes []string, full bo
 	}
 	enc := make(map[string][]byte, len(puts))
 	for k, fd := range puts {
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(fd); err != nil {
-			return fmt.Errorf("encode cache entry %s: %w", k, err)
-		}
-		enc[k] = buf.Bytes()
+		enc[k] = encodeFileData(fd)
 	}
 	err := p.withStore(func(s BlobStore) error {
 		if full {

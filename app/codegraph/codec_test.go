@@ -1,0 +1,79 @@
+package codegraph
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+func TestCodecRoundTripAndCorruption(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	p := openT(t, root, Options{NoCache: true})
+	if len(p.files) < 4 {
+		t.Fatalf("fixture indexed %d files", len(p.files))
+	}
+	for path, fd := range p.files {
+		b := encodeFileData(fd)
+		got, err := decodeFileData(b)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if !reflect.DeepEqual(normalise(got), normalise(fd)) {
+			t.Errorf("%s: round trip differs:\n%+v\n%+v", path, got, fd)
+		}
+		// Every truncation and a flipped byte are errors, never panics.
+		for i := 0; i < len(b); i++ {
+			if _, err := decodeFileData(b[:i]); err == nil {
+				t.Errorf("%s: truncated at %d decoded without error", path, i)
+				break
+			}
+		}
+		bad := append([]byte(nil), b...)
+		bad[0] = 99
+		if _, err := decodeFileData(bad); err == nil {
+			t.Errorf("%s: wrong version accepted", path)
+		}
+	}
+	// A damaged cache entry makes the file parse again instead of failing.
+	p2 := openT(t, root, Options{})
+	p2.Close()
+	err := p2.withStore(func(s BlobStore) error {
+		return s.PutBlobs(cacheFilesBucket, map[string][]byte{"app.py": []byte{codecVersion, 200, 1}}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, err := Open(context.Background(), root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p3.Close()
+	if r := p3.Report(); r.Parsed != 1 {
+		t.Errorf("after a corrupt entry parsed %d files, want 1", r.Parsed)
+	}
+	byQual(t, p3.Graph(), "app.main")
+}
+
+// normalise maps empty slices to nil so DeepEqual compares content.
+func normalise(fd *fileData) fileData {
+	c := *fd
+	if len(c.Defs) == 0 {
+		c.Defs = nil
+	}
+	if len(c.Refs) == 0 {
+		c.Refs = nil
+	}
+	if len(c.Imports) == 0 {
+		c.Imports = nil
+	}
+	if len(c.Env) == 0 {
+		c.Env = nil
+	}
+	if len(c.Globals) == 0 {
+		c.Globals = nil
+	}
+	if len(c.Packages) == 0 {
+		c.Packages = nil
+	}
+	return c
+}
