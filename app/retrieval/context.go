@@ -3,6 +3,8 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -51,6 +53,26 @@ func (c *Context) Text() string {
 func (p Piece) Text() string {
 	n := p.Node
 	return fmt.Sprintf("### %s:%d-%d %s %s (%s)\n```%s\n%s\n```\n\n", n.Path, n.StartLine, n.EndLine, n.Kind, n.QualName, p.Reason, strings.ToLower(n.Language), strings.TrimRight(p.Code, "\n"))
+}
+
+// Limits of context assembly: dependencies considered per seed (the most
+// important first), and the smallest budget left worth filling.
+const (
+	maxDepsPerSeed = 64
+	minPieceTokens = 16
+)
+
+// nodeCode returns a node's source, reading each file once per assembly.
+func nodeCode(g *codegraph.Graph, files map[string][]byte, n *codegraph.Node) ([]byte, bool) {
+	src, ok := files[n.Path]
+	if !ok {
+		src, _ = os.ReadFile(filepath.Join(g.Root(), filepath.FromSlash(n.Path)))
+		files[n.Path] = src
+	}
+	if n.StartByte < 0 || n.EndByte > len(src) || n.StartByte >= n.EndByte {
+		return nil, false
+	}
+	return src[n.StartByte:n.EndByte], true
 }
 
 var depKinds = []codegraph.EdgeKind{codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits, codegraph.EdgeImports}
@@ -117,7 +139,7 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 			}
 		}
 		byRank(deps)
-		for _, d := range deps {
+		for _, d := range deps[:min(len(deps), maxDepsPerSeed)] {
 			cands = append(cands, cand{d, "needed by " + s.QualName})
 		}
 	}
@@ -156,15 +178,19 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 		return false
 	}
 	omitted := map[string]bool{}
+	files := map[string][]byte{}
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("context: %w", err)
 		}
+		if o.Budget-out.Tokens < minPieceTokens {
+			break
+		}
 		if _, ok := chosen[c.n.ID]; ok || covered(c.n) {
 			continue
 		}
-		code, err := g.Code(c.n.ID)
-		if err != nil {
+		code, ok := nodeCode(g, files, c.n)
+		if !ok {
 			continue // file changed or unreadable: leave it out
 		}
 		piece := Piece{Node: c.n, Code: string(code), Reason: c.reason}
