@@ -334,8 +334,12 @@ func newRunID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// recordedOutputCap bounds the output stored in history per stream.
-const recordedOutputCap = 256 << 10
+// recordedOutputCap bounds the output stored in history per stream, and
+// recordedSamples the number of samples.
+const (
+	recordedOutputCap = 256 << 10
+	recordedSamples   = 600
+)
 
 func toRecord(spec Spec, res Result, err error) memory.RunRecord {
 	cmd := res.Command
@@ -362,7 +366,10 @@ func toRecord(spec Spec, res Result, err error) memory.RunRecord {
 	errOut, tr2 := clip(res.Stderr, recordedOutputCap)
 	rec.Stdout, rec.Stderr = string(out), string(errOut)
 	rec.Truncated = rec.Truncated || tr1 || tr2
-	for _, s := range res.Samples {
+	// Long runs are thinned evenly to bound the record's size.
+	step := max(1, (len(res.Samples)+recordedSamples-1)/recordedSamples)
+	for i := 0; i < len(res.Samples); i += step {
+		s := res.Samples[i]
 		rec.Samples = append(rec.Samples, memory.Sample{At: s.At, CPUPercent: s.CPUPercent, RSS: s.RSS})
 	}
 	return rec

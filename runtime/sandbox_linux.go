@@ -72,7 +72,9 @@ type sandbox struct {
 func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
 	sb := &sandbox{
 		log: log, limits: spec.Limits, prog: prog,
-		sys:      &syscall.SysProcAttr{Setpgid: true},
+		// Pdeathsig: if the runner itself dies, the program does not
+		// outlive it (its own children are the process group's).
+		sys:      &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		marker:   []byte(MarkerEnv + "=" + id),
 		members:  map[int]*member{},
 		notOurs:  map[int]uint64{},

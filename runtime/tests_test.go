@@ -282,3 +282,58 @@ func TestWithSamples(t *testing.T) {
 		t.Fatalf("channel got %d samples, result has %d", len(ch), len(res.Samples))
 	}
 }
+
+func TestRunTestsPytest(t *testing.T) {
+	const sysPy = "/usr/bin/python3"
+	if !canImport(context.Background(), sysPy, "", "pytest") {
+		t.Skip("pytest not importable by " + sysPy + " (Debian package python3-pytest)")
+	}
+	dir := t.TempDir()
+	// The project's own interpreter: a .venv whose python has pytest.
+	os.MkdirAll(filepath.Join(dir, ".venv", "bin"), 0o755)
+	if err := os.Symlink(sysPy, filepath.Join(dir, ".venv", "bin", "python")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "calc.py"), []byte("def add(a, b):\n    return a + b\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "test_calc.py"), []byte(`import pytest
+from calc import add
+
+def test_ok():
+    assert add(1, 2) == 3
+
+def test_bad():
+    assert add(1, 1) == 3
+
+@pytest.mark.skip(reason="later")
+def test_later():
+    pass
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture")
+
+def test_error(broken):
+    pass
+`), 0o644)
+	rep, err := RunTests(context.Background(), New(), dir, TestOptions{Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Framework != FrameworkPytest || rep.Passed != 1 || rep.Failed != 1 || rep.Skipped != 1 || rep.Errors != 1 {
+		t.Fatalf("report %s %d/%d/%d/%d\n%s", rep.Framework, rep.Passed, rep.Failed, rep.Skipped, rep.Errors, rep.Result.Stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pytest_cache")); err == nil {
+		t.Fatal("pytest cache written into the project")
+	}
+}
+
+func TestRecordThinsSamples(t *testing.T) {
+	res := Result{Samples: make([]Sample, 5000), Stdout: make([]byte, 1<<20)}
+	rec := toRecord(Spec{}, res, nil)
+	if len(rec.Samples) > recordedSamples || len(rec.Samples) < recordedSamples/2 {
+		t.Fatalf("%d samples recorded", len(rec.Samples))
+	}
+	if len(rec.Stdout) != recordedOutputCap || !rec.Truncated {
+		t.Fatalf("stdout %d truncated %v", len(rec.Stdout), rec.Truncated)
+	}
+}
