@@ -53,6 +53,7 @@ func runNew(ctx context.Context, env Env, args []string) int {
 	cycles := fs.Int("cycles", workflow.DefaultMaxCycles, "autonomy: at most this many improvement cycles")
 	budget := fs.Duration("budget", workflow.DefaultMaxWall, "autonomy: wall-time budget of all cycles")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout (progress goes to stderr)")
+	maxTokens := fs.Int("max-tokens", 2048, "token limit of each model answer")
 	verbose := fs.Bool("verbose", false, "stream the model's answers and the test output")
 	var ef engineFlags
 	ef.register(fs)
@@ -73,6 +74,10 @@ func runNew(ctx context.Context, env Env, args []string) int {
 	dest, req := fs.Arg(0), fs.Arg(1)
 	if strings.TrimSpace(req) == "" {
 		fmt.Fprintln(env.Stderr, "codeloom new: the requirements are empty")
+		return ExitUsage
+	}
+	if *maxTokens < 1 {
+		fmt.Fprintln(env.Stderr, "codeloom new: --max-tokens must be at least 1")
 		return ExitUsage
 	}
 	if *cycles < 1 || *budget <= 0 {
@@ -109,7 +114,7 @@ func runNew(ctx context.Context, env Env, args []string) int {
 	fmt.Fprintf(progress, "new project in %s\n", abs)
 	sum, runErr := workflow.NewProject(ctx, workflow.NewProjectConfig{
 		Requirements: req, Dest: abs, Engine: engine, Model: modelName, Approver: approver,
-		MaxFix: *maxFix, OnEvent: pr.event,
+		MaxFix: *maxFix, MaxTokens: *maxTokens, OnEvent: pr.event,
 	})
 	if *asJSON {
 		sum.Report = nil

@@ -75,11 +75,15 @@ func (e *engineFlags) open(ctx context.Context, env Env, cmd string) (models.Eng
 		}
 		return models.NewScripted(answers...), "script:" + e.script, func() {}, ExitOK
 	}
+	restore := quietNativeLogs(e.verbose)
 	eng, closer, err := e.modelFlags.open(ctx, env)
 	if err != nil {
+		restore()
 		fmt.Fprintf(env.Stderr, "codeloom %s: %v\n", cmd, err)
 		return nil, "", nil, ExitFailure
 	}
+	closeModel := closer
+	closer = func() { closeModel(); restore() }
 	name := e.endpoint
 	if ip, ok := eng.(models.InfoProvider); ok {
 		name = ip.Info().Name
@@ -180,6 +184,7 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 	workers := fs.Int("workers", 0, "steps running at once (default: the number of CPUs)")
 	asJSON := fs.Bool("json", false, "print the run report (or, for validate, the step graph) as JSON on stdout")
 	dot := fs.Bool("dot", false, "validate: print the step graph in Graphviz DOT")
+	maxTokens := fs.Int("max-tokens", 2048, "token limit of each model answer")
 	verbose := fs.Bool("verbose", false, "stream model tokens and program output")
 	save := fs.String("save", "", "draft: save the drafted workflow as DIR/.codeloom/workflows/NAME.yaml")
 	enable := fs.Bool("enable", false, "auto: switch autonomy on for this project (saved in .codeloom/autonomy.yaml)")
@@ -322,7 +327,7 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 	pr := newEventPrinter(progress, *verbose)
 	ex := &workflow.Executor{Workers: *workers, Activity: store, OnEvent: pr.event}
 	ex.Handlers = workflow.StandardHandlers(ex, root, engine, runner, approver, func(r string) (*workflow.Workflow, error) { return workflow.Resolve(root, r) })
-	ex.Handlers[workflow.TypeLLM] = &workflow.LLMHandler{Engine: engine, Model: modelName, Memory: store, Options: models.GenOptions{MaxTokens: 2048}}
+	ex.Handlers[workflow.TypeLLM] = &workflow.LLMHandler{Engine: engine, Model: modelName, Memory: store, Options: models.GenOptions{MaxTokens: max(*maxTokens, 1)}}
 	ex.Handlers[workflow.TypePatch] = &workflow.PatchHandler{Root: root, Approver: approver, Versions: store}
 	ex.Handlers[workflow.TypeBuild] = &workflow.Builder{Engine: engine, Runner: runner, Approver: approver, Memory: store}
 	ex.Handlers[workflow.TypeWrite] = &workflow.Writer{Approver: approver}

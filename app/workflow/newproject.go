@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,8 @@ type NewProjectConfig struct {
 	Approver Approver
 	// MaxFix bounds the debugger attempts (DefaultMaxFix when 0).
 	MaxFix int
+	// MaxTokens bounds each model answer (2048 when 0).
+	MaxTokens int
 	// Workers bounds concurrent steps (the executor default when 0).
 	Workers int
 	// TestTimeout bounds each test run (2 minutes when 0).
@@ -156,9 +159,9 @@ func NewProjectExecutor(cfg NewProjectConfig, rec interface {
 }, onPackage func(*Package), onWritten func(string, *Package)) *Executor {
 	ex := &Executor{Workers: cfg.Workers, Activity: rec, OnEvent: cfg.OnEvent, Log: cfg.Log}
 	ex.Handlers = StandardHandlers(ex, "", cfg.Engine, cfg.Runner, cfg.Approver, func(ref string) (*Workflow, error) { return Resolve("", ref) })
-	ex.Handlers[TypeLLM] = &LLMHandler{Engine: cfg.Engine, Model: cfg.Model, Memory: rec, Options: models.GenOptions{MaxTokens: 2048}}
+	ex.Handlers[TypeLLM] = &LLMHandler{Engine: cfg.Engine, Model: cfg.Model, Memory: rec, Options: models.GenOptions{MaxTokens: cmp.Or(cfg.MaxTokens, 2048)}}
 	ex.Handlers[TypeBuild] = &Builder{Engine: cfg.Engine, Runner: cfg.Runner, Approver: cfg.Approver, MaxFix: cfg.MaxFix,
-		TestTimeout: cfg.TestTimeout, Memory: rec, OnPackage: onPackage}
+		TestTimeout: cfg.TestTimeout, MaxTokens: cfg.MaxTokens, Memory: rec, OnPackage: onPackage}
 	ex.Handlers[TypeWrite] = &Writer{Approver: cfg.Approver, OnWritten: onWritten}
 	delete(ex.Handlers, TypeRun) // new-project runs only its tests, through the build step
 	delete(ex.Handlers, TypePatch)

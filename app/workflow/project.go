@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,8 @@ type Builder struct {
 	TestTimeout time.Duration
 	// Limits bound the test processes (1 GiB, 128 processes when zero).
 	Limits runtime.Limits
+	// MaxTokens bounds each debugger answer (2048 when 0).
+	MaxTokens int
 	// Memory, when set, records the debugger's prompts and answers.
 	Memory ExchangeRecorder
 	// OnPackage, when set, receives the final package of every build.
@@ -257,7 +260,7 @@ func (b *Builder) debug(ctx context.Context, c Call, dir, failure string, attemp
 	p.WriteString("\nFix the cause. Answer with each changed file as 'FILE: path' and a fenced block holding the whole new file, or with SEARCH/REPLACE blocks.\n")
 	msgs := []models.Message{{Role: models.RoleSystem, Content: RolePrompt("debugger")}, {Role: models.RoleUser, Content: p.String()}}
 	start := time.Now()
-	answer, err := b.Engine.Generate(ctx, msgs, models.GenOptions{}, func(tok string) { c.Emit(tok) })
+	answer, err := b.Engine.Generate(ctx, msgs, models.GenOptions{MaxTokens: cmp.Or(b.MaxTokens, 2048)}, func(tok string) { c.Emit(tok) })
 	if b.Memory != nil {
 		b.Memory.AddExchange(memory.Exchange{Time: start, Role: "debugger", Prompt: p.String(), Answer: answer, Duration: time.Since(start)})
 	}
