@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // maxUnresolvedSample bounds the unresolved references kept for the report.
@@ -172,12 +175,17 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	b.fbs = make(map[string]*fileBuild, len(files))
 	var changed []*fileBuild
 	structural := old == nil
+	var todo []*fileBuild
 	for p, fd := range files {
 		if o := old[p]; o != nil && o.fd == fd {
 			b.fbs[p] = o
 			continue
 		}
-		fb := b.newFileBuild(fd)
+		todo = append(todo, &fileBuild{fd: fd})
+	}
+	parallelFiles(todo, func(fb *fileBuild) { b.fillFileBuild(fb) })
+	for _, fb := range todo {
+		p := fb.fd.Path
 		b.fbs[p] = fb
 		changed = append(changed, fb)
 		if o := old[p]; o == nil || o.iface != fb.iface {
@@ -217,10 +225,12 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		fb.res = newResult()
 		b.ensureScope(fb)
 	}
-	for _, fb := range affected {
+	// Resolution reads the shared tables and writes only per-file results,
+	// so files are resolved in parallel.
+	parallelFiles(affected, func(fb *fileBuild) {
 		fb.inh = newResult()
 		b.resolveRefs(fb, fb.inh, true)
-	}
+	})
 	b.bases = map[string][]string{}
 	b.extBase = map[string]bool{}
 	for _, fb := range ordered {
@@ -236,15 +246,41 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 			b.extBase[c] = true
 		}
 	}
-	for _, fb := range affected {
-		b.resolveRefs(fb, fb.res, false)
-	}
+	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
 	return b.assemble(ordered, env)
 }
 
-// newFileBuild makes the nodes of one file.
-func (b *builder) newFileBuild(fd *fileData) *fileBuild {
-	fb := &fileBuild{fd: fd, lang: b.langs[fd.Lang], key: fd.Path}
+// parallelFiles runs fn for every file on all CPUs (inline when few).
+func parallelFiles(fbs []*fileBuild, fn func(*fileBuild)) {
+	workers := min(runtime.NumCPU(), len(fbs)/16+1)
+	if workers <= 1 {
+		for _, fb := range fbs {
+			fn(fb)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(fbs) {
+					return
+				}
+				fn(fbs[i])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fillFileBuild makes the nodes of one file (fb.fd set).
+func (b *builder) fillFileBuild(fb *fileBuild) {
+	fd := fb.fd
+	fb.lang, fb.key = b.langs[fd.Lang], fd.Path
 	if fb.lang != nil {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
 		fb.key = fb.keys[0]
@@ -267,7 +303,7 @@ func (b *builder) newFileBuild(fd *fileData) *fileBuild {
 	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
 		fb.iface = h.Sum64()
-		return fb
+		return
 	}
 	sep := fb.lang.qualSep
 	fb.ids = make([]string, len(fd.Defs))
@@ -342,7 +378,7 @@ func (b *builder) newFileBuild(fd *fileData) *fileBuild {
 			fb.hints[k] = append(fb.hints[k], r.Object)
 		}
 	}
-	return fb
+	return
 }
 
 // tables rebuilds the cross-file lookup tables and attaches Go methods to
