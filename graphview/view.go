@@ -242,8 +242,33 @@ func folderOf(p string) string {
 // OverviewOptions choose what the overview shows.
 type OverviewOptions struct {
 	Expanded map[string]bool // file node IDs whose classes and functions are shown
-	Filter   Filter
-	Budget   int // maximum number of nodes; 0 means DefaultBudget*2
+	// ExpandedFolders lists collapsed-folder node IDs ("dir:<path>") opened by
+	// the user.
+	ExpandedFolders map[string]bool
+	// FolderThreshold: with more files than this, each top-level folder is
+	// drawn as one node until expanded. 0 means DefaultFolderThreshold; a
+	// negative value never collapses.
+	FolderThreshold int
+	Filter          Filter
+	Budget          int // maximum number of nodes; 0 means DefaultBudget*2
+}
+
+// KindFolder is the kind of a collapsed folder node in an overview.
+const KindFolder codegraph.Kind = "folder"
+
+// DefaultFolderThreshold is the file count above which an overview starts
+// with folders collapsed.
+const DefaultFolderThreshold = 60
+
+// FolderNodeID is the view ID of a collapsed folder.
+func FolderNodeID(dir string) string { return "dir:" + dir }
+
+// topFolder is the first path segment of a file in a folder ("" for root files).
+func topFolder(p string) string {
+	if i := strings.IndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 // DefaultBudget is the default node budget of a focus view.
@@ -253,16 +278,22 @@ const DefaultBudget = 150
 const DefaultDepth = 2
 
 // Overview builds the level-of-detail overview: files and packages clustered
-// by folder, with the definitions of expanded files shown inside their file.
-// Edges between hidden definitions are lifted to the nearest visible
+// by folder (each top-level folder collapsed into one node when the project
+// has many files), with the definitions of expanded files shown inside their
+// file. Edges between hidden nodes are lifted to the nearest visible
 // ancestor (so a call between two collapsed files becomes a file→file edge).
 func Overview(ix *Index, opts OverviewOptions) *View {
 	budget := opts.Budget
 	if budget <= 0 {
 		budget = DefaultBudget * 2
 	}
+	threshold := opts.FolderThreshold
+	if threshold == 0 {
+		threshold = DefaultFolderThreshold
+	}
 	v := &View{Title: "Overview"}
 	visible := map[string]bool{}
+	collapsedOf := map[string]string{} // file ID → folder node ID standing for it
 	cut := 0
 	add := func(vn ViewNode) bool {
 		if len(v.Nodes) >= budget {
@@ -273,12 +304,31 @@ func Overview(ix *Index, opts OverviewOptions) *View {
 		visible[vn.ID] = true
 		return true
 	}
+	files := 0
+	perFolder := map[string]int{}
+	for _, n := range ix.order {
+		if n.Kind == codegraph.KindFile {
+			files++
+			perFolder[topFolder(n.Path)]++
+		}
+	}
+	collapse := threshold > 0 && files > threshold
 	for _, n := range ix.order {
 		switch n.Kind {
 		case codegraph.KindFile:
-			if opts.Filter.nodeOK(n.Kind) {
-				add(ix.viewNode(n, folderOf(n.Path)))
+			if !opts.Filter.nodeOK(n.Kind) {
+				continue
 			}
+			if dir := topFolder(n.Path); collapse && dir != "" && perFolder[dir] > 1 && !opts.ExpandedFolders[FolderNodeID(dir)] {
+				id := FolderNodeID(dir)
+				if !visible[id] {
+					add(ViewNode{ID: id, Label: fmt.Sprintf("%s/ (%d files)", dir, perFolder[dir]), Kind: KindFolder,
+						Tooltip: fmt.Sprintf("folder %s: %d files\ndouble-click to show its files", dir, perFolder[dir])})
+				}
+				collapsedOf[n.ID] = id
+				continue
+			}
+			add(ix.viewNode(n, folderOf(n.Path)))
 		case codegraph.KindPackage:
 			if opts.Filter.nodeOK(n.Kind) {
 				add(ix.viewNode(n, "external packages"))
@@ -290,7 +340,7 @@ func Overview(ix *Index, opts OverviewOptions) *View {
 			continue
 		}
 		f := ix.FileOf(n.ID)
-		if f == "" || !opts.Expanded[f] || !opts.Filter.nodeOK(n.Kind) {
+		if f == "" || !visible[f] || !opts.Expanded[f] || !opts.Filter.nodeOK(n.Kind) {
 			continue
 		}
 		add(ix.viewNode(n, n.Path))
@@ -298,15 +348,19 @@ func Overview(ix *Index, opts OverviewOptions) *View {
 	if cut > 0 {
 		v.Nodes = append(v.Nodes, ViewNode{ID: "more:overview", Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut})
 	}
-	v.Edges = ix.liftedEdges(visible, opts.Filter)
+	v.Edges = ix.liftedEdges(visible, collapsedOf, opts.Filter)
 	return v
 }
 
-// representative is the nearest visible node containing id (id itself when visible).
-func (ix *Index) representative(id string, visible map[string]bool) string {
+// representative is the nearest visible node containing id (id itself when
+// visible), or the collapsed folder standing for its file.
+func (ix *Index) representative(id string, visible map[string]bool, collapsedOf map[string]string) string {
 	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
 		if visible[cur] {
 			return cur
+		}
+		if f, ok := collapsedOf[cur]; ok {
+			return f
 		}
 	}
 	return ""
@@ -335,7 +389,7 @@ func kindRank(k codegraph.EdgeKind) int {
 // become one edge of the highest-ranked kind (an overview shows that two
 // files are related, a focus view shows how). Contains edges are kept only
 // between nodes that are both visible themselves.
-func (ix *Index) liftedEdges(visible map[string]bool, f Filter) []ViewEdge {
+func (ix *Index) liftedEdges(visible map[string]bool, collapsedOf map[string]string, f Filter) []ViewEdge {
 	type pair struct{ from, to string }
 	at := map[pair]int{}
 	var out []ViewEdge
@@ -351,7 +405,7 @@ func (ix *Index) liftedEdges(visible map[string]bool, f Filter) []ViewEdge {
 				}
 				from, to = e.From, e.To
 			} else {
-				from, to = ix.representative(e.From, visible), ix.representative(e.To, visible)
+				from, to = ix.representative(e.From, visible, collapsedOf), ix.representative(e.To, visible, collapsedOf)
 			}
 			if from == "" || to == "" || from == to {
 				continue

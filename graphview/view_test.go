@@ -186,3 +186,32 @@ func TestTooltip(t *testing.T) {
 		t.Errorf("FileOf(m:add) = %q", ix.FileOf("m:add"))
 	}
 }
+
+func TestOverviewCollapsesFoldersOfBigProjects(t *testing.T) {
+	ix := NewIndex(starGraph(300)) // 31 files in pkg0..pkg3
+	v := Overview(ix, OverviewOptions{FolderThreshold: 10})
+	if len(v.Nodes) != 4 {
+		t.Fatalf("collapsed overview has %d nodes (%v), want the 4 folders", len(v.Nodes), ids(v))
+	}
+	n, ok := v.Node(FolderNodeID("pkg1"))
+	if !ok || n.Kind != KindFolder || !strings.Contains(n.Label, "files") {
+		t.Fatalf("folder node %+v", n)
+	}
+	// Calls between files of different folders become folder→folder edges.
+	if !hasEdge(v, FolderNodeID("pkg1"), FolderNodeID("pkg0"), codegraph.EdgeCalls) {
+		t.Errorf("no lifted folder edge: %v", v.Edges)
+	}
+	open := Overview(ix, OverviewOptions{FolderThreshold: 10, ExpandedFolders: map[string]bool{FolderNodeID("pkg1"): true}})
+	if _, ok := open.Node(FolderNodeID("pkg1")); ok {
+		t.Error("expanded folder still drawn as one node")
+	}
+	if _, ok := open.Node("file1"); !ok {
+		t.Errorf("expanded folder's files missing: %v", ids(open))
+	}
+	if !hasEdge(open, "file1", FolderNodeID("pkg0"), codegraph.EdgeCalls) {
+		t.Errorf("no edge from an expanded file to a collapsed folder: %v", open.Edges)
+	}
+	if small := Overview(NewIndex(smallGraph()), OverviewOptions{}); len(small.Nodes) != 4 {
+		t.Errorf("small projects are not collapsed: %v", ids(small))
+	}
+}

@@ -90,6 +90,7 @@ type Workbench struct {
 	index    *graphview.Index
 	mode     viewMode
 	expanded map[string]bool
+	folders  map[string]bool // expanded folder nodes of the overview
 	focusID  string
 	filter   graphview.Filter
 
@@ -102,7 +103,7 @@ type Workbench struct {
 
 // NewWorkbench builds the main window in app a.
 func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
-	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}}
+	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}, folders: map[string]bool{}}
 	if opts.Opener == nil {
 		w.opts.Opener = CodegraphOpener
 	}
@@ -411,6 +412,7 @@ func (w *Workbench) OpenProject(dir string) {
 			w.setGraph(g)
 			w.mode = modeOverview
 			w.expanded = map[string]bool{}
+			w.folders = map[string]bool{}
 			w.rebuildView()
 			w.code.Clear("Click a node to see its code")
 			w.panes.refresh()
@@ -492,7 +494,7 @@ func (w *Workbench) currentView() *graphview.View {
 		}
 		w.mode = modeOverview
 	}
-	return graphview.Overview(w.index, graphview.OverviewOptions{Expanded: w.expanded, Filter: w.filter})
+	return graphview.Overview(w.index, graphview.OverviewOptions{Expanded: w.expanded, ExpandedFolders: w.folders, Filter: w.filter})
 }
 
 func (w *Workbench) rebuildView() {
@@ -515,6 +517,12 @@ func (w *Workbench) Focus(id string) {
 }
 
 func (w *Workbench) onDoubleTap(id string) {
+	if strings.HasPrefix(id, "dir:") {
+		w.mode = modeOverview
+		w.folders[id] = !w.folders[id]
+		w.rebuildView()
+		return
+	}
 	if strings.HasPrefix(id, "more:") {
 		w.Focus(strings.TrimPrefix(id, "more:"))
 		return
@@ -543,6 +551,10 @@ func (w *Workbench) selectNode(id string, fromGraph bool) {
 	}
 	if strings.HasPrefix(id, "more:") {
 		w.setStatus("This stands for nodes cut by the node budget: double-click it to focus there")
+		return
+	}
+	if strings.HasPrefix(id, "dir:") {
+		w.setStatus("Folder " + strings.TrimPrefix(id, "dir:") + ": double-click it to show its files")
 		return
 	}
 	n, ok := w.snap.Node(id)
