@@ -518,3 +518,26 @@ func TestSnippets(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentRuns(t *testing.T) {
+	r := New()
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func(i int) {
+			res, err := r.Run(context.Background(), Spec{Command: []string{"sh", "-c", "sleep 0.1; echo $N"}, Env: []string{"N=" + strconv.Itoa(i)}, SampleEvery: 20 * time.Millisecond})
+			switch {
+			case err != nil:
+				errs <- err
+			case strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(i):
+				errs <- fmt.Errorf("run %d saw %q", i, res.Stdout)
+			default:
+				errs <- nil
+			}
+		}(i)
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
