@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"codeloom/app/codegraph"
 	"codeloom/app/memory"
 	"codeloom/app/pipeline"
 	"codeloom/app/workflow"
@@ -128,6 +129,14 @@ func runNew(ctx context.Context, env Env, args []string) int {
 	if runErr != nil {
 		fmt.Fprintf(env.Stderr, "codeloom new: %v\n", runErr)
 		return ExitFailure
+	}
+	// Open it as a project: index the graph now so the app shows it at once.
+	if proj, err := codegraph.Open(ctx, abs, codegraph.Options{}); err != nil {
+		fmt.Fprintf(progress, "warning: could not index the new project: %v\n", err)
+	} else {
+		st := proj.Graph().Stats()
+		fmt.Fprintf(progress, "indexed: %d files, %d nodes\n", st.Files, st.Nodes)
+		proj.Close()
 	}
 	fmt.Fprintf(progress, "open it with: codeloom open %s   (tests: codeloom test %s)\n", abs, abs)
 	if !*autonomy {

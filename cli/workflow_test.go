@@ -108,7 +108,7 @@ func TestNewCLI(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("new: %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"new project written to", "unittest: 4 passed, 0 failed", "1. applied → tests pass", "[--yes] Write the new project (2 files)"} {
+	for _, want := range []string{"new project written to", "unittest: 4 passed, 0 failed", "1. applied → tests pass", "[--yes] Write the new project (2 files)", "indexed: 2 files"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
