@@ -577,6 +577,7 @@ func makePidsCgroup(id string, procs int) (string, error) {
 	}
 	var lastErr error = errors.New("no pids controller mounted")
 	for _, base := range bases {
+		removeStaleCgroups(base)
 		dir := filepath.Join(base, "codeloom-"+id)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			lastErr = err
@@ -590,6 +591,19 @@ func makePidsCgroup(id string, procs int) (string, error) {
 		return dir, nil
 	}
 	return "", fmt.Errorf("pids cgroup: %w", lastErr)
+}
+
+// removeStaleCgroups removes empty run cgroups left by runners that died
+// mid-run (older than a minute, so none that is just being set up).
+func removeStaleCgroups(base string) {
+	old, _ := filepath.Glob(filepath.Join(base, "codeloom-*"))
+	for _, dir := range old {
+		fi, err := os.Stat(dir)
+		if err != nil || time.Since(fi.ModTime()) < time.Minute || len(cgroupPids(dir)) > 0 {
+			continue
+		}
+		_ = os.Remove(dir) // fails harmlessly if in use
+	}
 }
 
 func cgroupPids(dir string) []int {
