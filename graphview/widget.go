@@ -473,7 +473,7 @@ func (r *graphRenderer) place(s fyne.Size) {
 		return
 	}
 	textSize := fontSize * sc * 1.05
-	showText := textSize >= 5
+	showText := textSize >= 4
 	for i, c := range lay.Clusters {
 		co := r.clusters[i]
 		p0 := g.toScreen(Point{c.X0, c.Y0})
@@ -481,7 +481,7 @@ func (r *graphRenderer) place(s fyne.Size) {
 		co.box.Move(p0)
 		co.box.Resize(fyne.NewSize(p1.X-p0.X, p1.Y-p0.Y))
 		ts := float32(9) * sc * 1.05
-		if ts >= 5 && showText {
+		if ts >= 4 && showText {
 			if co.label.TextSize != ts {
 				co.label.TextSize = ts
 				co.label.Refresh()

@@ -8,6 +8,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/pipeline"
 )
 
 // Question is a yes/no question for the user: what will happen (the command
@@ -80,3 +82,15 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 
 // errNativeCancelled reports that the user closed a native dialog.
 var errNativeCancelled = errors.New("native dialog cancelled")
+
+// pipelineApprover adapts Approver to pipeline.Approver.
+type pipelineApprover struct{ a *Approver }
+
+// Approve implements pipeline.Approver.
+func (p pipelineApprover) Approve(ctx context.Context, q pipeline.Question) (bool, error) {
+	return p.a.Approve(ctx, Question{Title: q.Title, Detail: q.Detail})
+}
+
+// ForPipeline returns a as a pipeline.Approver, for running the pipeline
+// from the window.
+func (a *Approver) ForPipeline() pipeline.Approver { return pipelineApprover{a} }

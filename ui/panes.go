@@ -18,6 +18,7 @@ import (
 
 	"codeloom/app/memory"
 	"codeloom/models"
+	"codeloom/runtime"
 )
 
 // bottomPanes are the tabs under the graph: prompt/answer, runs, history and lessons.
@@ -34,6 +35,10 @@ type bottomPanes struct {
 	askCancel context.CancelFunc
 
 	runs      []memory.RunRecord
+	runTests  *widget.Button
+	stopRun   *widget.Button
+	runMu     sync.Mutex // guards runCancel
+	runCancel context.CancelFunc
 	runList   *widget.List
 	runDetail *widget.Label
 	plot      *MetricsPlot
@@ -83,9 +88,12 @@ func newBottomPanes(w *Workbench) *bottomPanes {
 		p.plot.SetSamples(r.Samples)
 	}
 	refreshRuns := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), func() { p.refresh() })
+	p.runTests = widget.NewButtonWithIcon("Run tests", theme.MediaPlayIcon(), p.startTests)
+	p.stopRun = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.cancelRun)
+	p.stopRun.Disable()
 	runsRight := container.NewVSplit(p.plot, container.NewVScroll(p.runDetail))
 	runsRight.Offset = 0.45
-	runsSplit := container.NewHSplit(container.NewBorder(nil, refreshRuns, nil, nil, p.runList), runsRight)
+	runsSplit := container.NewHSplit(container.NewBorder(container.NewHBox(p.runTests, p.stopRun, refreshRuns), nil, nil, nil, p.runList), runsRight)
 	runsSplit.Offset = 0.4
 
 	// History and lessons.
@@ -258,6 +266,114 @@ func (p *bottomPanes) revert() {
 				}
 			}, p.w.win)
 	})
+}
+
+// ---- running tests -----------------------------------------------------------
+
+// startTests asks, then runs the project's tests with live output and a
+// live CPU/RSS plot; the run is recorded in memory.
+func (p *bottomPanes) startTests() {
+	w := p.w
+	if w.project == nil {
+		return
+	}
+	root, store := w.project.Root(), w.store
+	approver := NewApprover(w.win, w.opts.NativeDialogs)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.runMu.Lock()
+	p.runCancel = cancel
+	p.runMu.Unlock()
+	p.runTests.Disable()
+	p.stopRun.Enable()
+	go func() {
+		defer cancel()
+		done := func(msg string) {
+			fyne.Do(func() {
+				p.runTests.Enable()
+				p.stopRun.Disable()
+				if msg != "" {
+					p.runDetail.SetText(msg)
+				}
+				p.refresh()
+			})
+		}
+		fw, cmd, err := runtime.DetectFramework(ctx, root)
+		if err != nil {
+			done("Cannot run tests: " + err.Error())
+			return
+		}
+		ok, err := approver.Approve(ctx, Question{Title: "Run the project's tests?",
+			Detail: fmt.Sprintf("%s\n\n$ %s\n(in %s; timeout 10 minutes; output, CPU and memory are recorded)", fw, strings.Join(cmd, " "), root)})
+		if err != nil || !ok {
+			done("Test run not started (declined).")
+			return
+		}
+		var opts []runtime.Option
+		if store != nil {
+			opts = append(opts, runtime.WithRecorder(store))
+		}
+		var mu sync.Mutex
+		var out strings.Builder
+		var samples []memory.Sample
+		var last time.Time
+		flush := func(force bool) {
+			mu.Lock()
+			if !force && time.Since(last) < 200*time.Millisecond {
+				mu.Unlock()
+				return
+			}
+			last = time.Now()
+			text := tail(out.String(), 6000)
+			ss := append([]memory.Sample(nil), samples...)
+			mu.Unlock()
+			fyne.Do(func() {
+				p.runDetail.SetText("$ " + strings.Join(cmd, " ") + "\n" + text)
+				p.plot.SetSamples(ss)
+			})
+		}
+		fyne.Do(func() { p.tabs.SelectIndex(1); p.runDetail.SetText("$ " + strings.Join(cmd, " ") + "\n(running…)") })
+		rep, err := runtime.RunTests(ctx, runtime.New(opts...), root, runtime.TestOptions{
+			OnOutput: func(_ runtime.Stream, b []byte) {
+				mu.Lock()
+				if out.Len() < 1<<20 {
+					out.Write(b)
+				}
+				mu.Unlock()
+				flush(false)
+			},
+			OnSample: func(s runtime.Sample) {
+				mu.Lock()
+				samples = append(samples, memory.Sample{At: s.At, CPUPercent: s.CPUPercent, RSS: s.RSS})
+				mu.Unlock()
+				flush(false)
+			},
+		})
+		flush(true)
+		var msg string
+		if err != nil {
+			msg = "Test run failed to start: " + err.Error()
+		} else {
+			msg = fmt.Sprintf("%s: %d passed, %d failed, %d errors, %d skipped in %s (peak RSS %s)\n\n%s",
+				rep.Framework, rep.Passed, rep.Failed, rep.Errors, rep.Skipped, rep.Result.Wall.Round(time.Millisecond),
+				humanBytes(rep.Result.PeakRSS), tail(string(rep.Result.Stdout)+string(rep.Result.Stderr), 6000))
+		}
+		fyne.Do(func() {
+			p.runTests.Enable()
+			p.stopRun.Disable()
+			p.refresh()
+			p.runDetail.SetText(msg)
+			p.plot.SetSamples(func() []memory.Sample { mu.Lock(); defer mu.Unlock(); return samples }())
+		})
+	}()
+}
+
+func (p *bottomPanes) cancelRun() {
+	p.runMu.Lock()
+	c := p.runCancel
+	p.runMu.Unlock()
+	if c != nil {
+		c()
+	}
 }
 
 // ---- prompt ------------------------------------------------------------------

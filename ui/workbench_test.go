@@ -409,3 +409,27 @@ func TestAutomationStateFile(t *testing.T) {
 		}
 	}
 }
+
+func TestRunTestsAsksThenRecordsRunWithSamples(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	test.Tap(w.panes.runTests)
+	var yes *widget.Button
+	waitFor(t, "the approval dialog", func() bool {
+		yes = findButton(w.win.Canvas().Overlays().Top(), "Yes")
+		return yes != nil
+	})
+	test.Tap(yes)
+	waitFor(t, "the recorded test run", func() bool { return len(w.panes.runs) > 0 && !w.panes.runTests.Disabled() })
+	r := w.panes.runs[0]
+	if r.Origin == "" || len(r.Command) == 0 {
+		t.Errorf("run record %+v", r)
+	}
+	if !strings.Contains(w.panes.runDetail.Text, "passed") {
+		t.Errorf("run detail %q", w.panes.runDetail.Text)
+	}
+	// The sample project has a bug its tests catch.
+	if r.ExitCode == 0 {
+		t.Errorf("sample tests passed; expected the known failing test")
+	}
+}
