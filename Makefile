@@ -14,7 +14,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # Debian/Ubuntu packages the build, the tests and the benchmarks need.
 APT_PACKAGES := gcc g++ pkg-config git python3 \
 	libgl1-mesa-dev xorg-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
-	libgtk-3-dev xvfb xauth xdotool imagemagick graphviz universal-ctags libpython3.11-stdlib time
+	libgtk-3-dev xvfb xauth xdotool imagemagick graphviz universal-ctags libpython3.11-stdlib python3-pytest time
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: deps build run test test-unit test-e2e bench portable package clean
