@@ -48,6 +48,9 @@ type View struct {
 	Title string
 	Nodes []ViewNode
 	Edges []ViewEdge
+	// Center is the node to keep in sight when the whole view does not fit
+	// at a readable zoom (the focus node of a focus view).
+	Center string
 }
 
 // Key identifies the view's content; equal keys lay out identically, so it is
@@ -447,7 +450,7 @@ func Focus(ix *Index, id string, opts FocusOptions) (*View, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	v := &View{Title: "Focus: " + firstNonEmpty(root.QualName, root.Name)}
+	v := &View{Title: "Focus: " + firstNonEmpty(root.QualName, root.Name), Center: id}
 	visible := map[string]bool{id: true}
 	order := []string{id}
 	level := map[string]int{id: 0}

@@ -52,6 +52,7 @@ type GraphView struct {
 	scale    float32
 	offset   fyne.Position // screen position of the layout's origin
 	fitted   bool          // fit to the widget on the next Resize of a new layout
+	fitAll   bool          // Fit was asked for: show everything, however small
 
 	mu     sync.Mutex // guards cancel and gen (touched from layout goroutines)
 	cancel context.CancelFunc
@@ -168,7 +169,9 @@ func (g *GraphView) Select(id string) {
 
 // Fit scales and centres the drawing to fill the widget.
 func (g *GraphView) Fit() {
+	g.fitAll = true
 	g.fit(g.Size())
+	g.fitAll = false
 	g.Refresh()
 }
 
@@ -183,7 +186,17 @@ func (g *GraphView) fit(s fyne.Size) {
 	g.scale = sc
 	g.offset = fyne.NewPos((s.Width-float32(g.lay.Width)*sc)/2, (s.Height-float32(g.lay.Height)*sc)/2)
 	g.fitted = true
+	// A view with a centre node that would be drawn too small to read
+	// starts zoomed in on that node instead (Fit shows everything).
+	if b, ok := g.lay.Nodes[g.view.Center]; ok && sc < ReadableScale && !g.fitAll {
+		g.scale = ReadableScale
+		g.offset = fyne.NewPos(s.Width/2-float32(b.X)*g.scale, s.Height/2-float32(b.Y)*g.scale)
+	}
 }
+
+// ReadableScale is the zoom a focus view starts at when fitting everything
+// would make its labels too small.
+const ReadableScale = 0.75
 
 // ZoomBy multiplies the zoom by f around the widget's centre.
 func (g *GraphView) ZoomBy(f float32) {

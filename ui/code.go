@@ -158,8 +158,11 @@ func (c *CodePane) scrollToMark() {
 		c.scroll.ScrollToTop()
 		return
 	}
+	// The scroller clamps offsets to its content's current size, which is
+	// only updated at the next layout: size the content for the new text now.
+	c.scroll.Content.Resize(c.scroll.Content.MinSize().Max(c.scroll.Size()))
 	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3), 0)
-	c.scroll.Offset = fyne.NewPos(0, pos.Y)
+	c.scroll.ScrollToOffset(fyne.NewPos(0, pos.Y))
 	c.scroll.Refresh()
 	c.editor.CursorRow = c.markStart - 1
 	c.editor.CursorColumn = 0

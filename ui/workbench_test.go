@@ -219,6 +219,16 @@ func TestSearchFocusesNode(t *testing.T) {
 	if _, shown := w.graph.View().Node(id); !shown {
 		t.Error("focused node not in the view")
 	}
+	// A function far down its file: the code pane scrolls to it.
+	w.search.SetText("line_total")
+	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if !strings.HasPrefix(w.code.MarkedText(), "def line_total(") {
+		t.Fatalf("code pane after second search: %q", w.code.MarkedText())
+	}
+	if w.code.scroll.Offset.Y <= 0 {
+		t.Errorf("code pane not scrolled to line %d", w.code.markStart)
+	}
+	id = w.graph.Selected()
 	// No match: a message, nothing changes.
 	w.search.SetText("zzzqqqxxx")
 	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
