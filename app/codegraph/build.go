@@ -47,6 +47,7 @@ const (
 	bDef      bindKind = iota + 1 // a node of the project
 	bModule                       // a project module (key in mod)
 	bExternal                     // something outside the project
+	bLocal                        // a local variable of the enclosing definition
 )
 
 type binding struct {
@@ -104,6 +105,7 @@ type fileBuild struct {
 	nodes    []*Node  // the file node, then definitions in source order
 	iface    uint64   // hash of what other files can see (names, bases, imports, result types)
 	nested   map[nestKey]int32
+	locals   map[nestKey]bool // (def, name) bound locally in that definition
 	hints    map[hintKey][]string
 	envNames map[string][]string
 
@@ -358,8 +360,16 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			fb.envNames[src] = append(fb.envNames[src], ev.Name)
 		}
 	}
-	// Variable types from constructor assignments and annotations.
+	// Variable types from constructor assignments and annotations; names
+	// bound locally (they shadow module-level definitions).
 	for _, r := range fd.Refs {
+		if r.Kind == refLocal {
+			if fb.locals == nil {
+				fb.locals = map[nestKey]bool{}
+			}
+			fb.locals[nestKey{r.Def, r.Name}] = true
+			continue
+		}
 		if r.Kind != refAssign {
 			continue
 		}
@@ -900,11 +910,18 @@ func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
 // in an enclosing scope first, then the file's scope.
 func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 	for d := def; ; d = fb.fd.Defs[d].Parent {
+		// A class body is not an enclosing scope of the functions inside it.
+		if d >= 0 && d != def && fb.fd.Defs[d].Kind == KindClass {
+			continue
+		}
 		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
 			return binding{kind: bDef, id: fb.ids[i]}, true
 		}
 		if d < 0 {
 			break
+		}
+		if fb.locals[nestKey{d, name}] {
+			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}
 	bd, ok := fb.scope[name]
@@ -937,7 +954,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	fd := fb.fd
 	family := fb.lang.family
 	for _, r := range fd.Refs {
-		if r.Kind == refAssign || (r.Kind == refInherit) != inherits {
+		if r.Kind == refAssign || r.Kind == refLocal || (r.Kind == refInherit) != inherits {
 			continue
 		}
 		src := fb.fileID

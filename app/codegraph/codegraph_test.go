@@ -819,3 +819,38 @@ func sameGraph(t *testing.T, a, b *Graph) {
 		t.Errorf("stats differ: %d/%d vs %d/%d", a.Stats().Resolved, a.Stats().Unresolved, b.Stats().Resolved, b.Stats().Unresolved)
 	}
 }
+
+func TestLocalsShadowModuleNames(t *testing.T) {
+	root := writeTree(t, map[string]string{"mod.py": `def indent():
+    pass
+
+
+def helper():
+    pass
+
+
+class K:
+    def helper(self):
+        pass
+
+    def run(self):
+        helper()
+
+
+def dedent(text, margin=indent):
+    indent = 4
+    x = indent
+    for helper in []:
+        helper()
+    return x
+`})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	wantEdge(t, g, "mod.K.run", "mod.helper", EdgeCalls)
+	if hasEdge(t, g, "mod.K.run", "mod.K.helper", EdgeCalls) {
+		t.Error("a bare call inside a method resolved to a method of the class")
+	}
+	for _, e := range g.Out(byQual(t, g, "mod.dedent").ID) {
+		n, _ := g.Node(e.To)
+		t.Errorf("dedent has edge %s to %s, but only locals shadowing module names are used", e.Kind, n.QualName)
+	}
+}

@@ -55,6 +55,7 @@ const (
 	refUse
 	refInherit
 	refAssign // Name is a variable (or self.attr) given the type Object
+	refLocal  // Name is bound locally in Def (assignment, parameter, loop variable)
 )
 
 // returnHint is the variable name under which a function's result type is
@@ -128,6 +129,7 @@ const (
 	capDefault
 	capFn
 	capGlobal
+	capLocal
 )
 
 var roleNames = map[string]captureRole{
@@ -136,7 +138,7 @@ var roleNames = map[string]captureRole{
 	"doc.owner": capDocOwner, "doc": capDoc,
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
-	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal,
+	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
 }
 
 // newExtractor compiles l's query.
@@ -231,7 +233,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal:
+				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal:
 				main = cp
 			}
 		}
@@ -283,6 +285,13 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 		case capDocOwner:
 			if dc, ok := get(capDoc); ok {
 				docs = append(docs, docAt{main, dc})
+			}
+		case capLocal:
+			if nm, ok := get(capName); ok {
+				refs = append(refs, struct {
+					r     refRec
+					start uint32
+				}{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
 			}
 		case capRefCall, capRefUse, capRefInherit, capRefAssign:
 			nm, ok := get(capName)
@@ -398,6 +407,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 	fd.Refs = make([]refRec, 0, len(refs))
 	for _, r := range refs {
 		r.r.Def = enclosing(fd.Defs, r.start)
+		if r.r.Kind == refLocal && r.r.Def < 0 {
+			continue // module-level names are the module's own, not locals
+		}
 		fd.Refs = append(fd.Refs, r.r)
 	}
 	for _, ev := range envs {

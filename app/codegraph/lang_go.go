@@ -36,6 +36,11 @@ const goQuery = `
 (source_file (const_declaration (const_spec name: (identifier) @name)) @global)
 (source_file (var_declaration (var_spec name: (identifier) @name)) @global)
 
+(short_var_declaration left: (expression_list (identifier) @name)) @local
+(var_spec name: (identifier) @name) @local
+(parameter_declaration name: (identifier) @name) @local
+(range_clause left: (expression_list (identifier) @name)) @local
+
 (import_spec name: (_)? @alias path: (interpreted_string_literal) @module) @import
 
 (call_expression function: (selector_expression) @object arguments: (argument_list . (interpreted_string_literal) @name)) @env

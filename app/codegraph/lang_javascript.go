@@ -23,6 +23,8 @@ const jsCommonQuery = `
 (new_expression constructor: (identifier) @name) @ref.call
 (new_expression constructor: (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.call
 (arguments (identifier) @name) @ref.use
+(variable_declarator name: (identifier) @name value: [(call_expression) (identifier) (member_expression) (new_expression) (await_expression) (array) (object) (string) (number) (template_string) (binary_expression) (ternary_expression)]) @local
+(assignment_pattern left: (identifier) @name) @local
 (variable_declarator name: (identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 
@@ -43,6 +45,7 @@ const jsCommonQuery = `
 `
 
 const jsQuery = jsCommonQuery + `
+(formal_parameters (identifier) @name) @local
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
 (class_heritage (identifier) @name) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
@@ -50,6 +53,8 @@ const jsQuery = jsCommonQuery + `
 `
 
 const tsQuery = jsCommonQuery + `
+(required_parameter pattern: (identifier) @name) @local
+(optional_parameter pattern: (identifier) @name) @local
 (class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
 (abstract_class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
 (interface_declaration name: (type_identifier) @name body: (_) @body) @def.class

@@ -43,6 +43,19 @@ const pythonQuery = `
 
 (module (expression_statement (assignment left: (identifier) @name)) @global)
 
+(assignment left: (identifier) @name) @local
+(assignment left: [(pattern_list) (tuple_pattern)] (identifier) @name) @local
+(augmented_assignment left: (identifier) @name) @local
+(for_statement left: (identifier) @name) @local
+(for_statement left: [(pattern_list) (tuple_pattern)] (identifier) @name) @local
+(for_in_clause left: (identifier) @name) @local
+(parameters (identifier) @name) @local
+(default_parameter name: (identifier) @name) @local
+(typed_parameter (identifier) @name) @local
+(typed_default_parameter name: (identifier) @name) @local
+(lambda_parameters (identifier) @name) @local
+(as_pattern alias: (as_pattern_target (identifier) @name)) @local
+
 (import_statement name: (dotted_name) @module) @import
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
 (import_from_statement module_name: (_) @module name: (dotted_name) @name) @import
