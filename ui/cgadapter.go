@@ -51,3 +51,12 @@ func CodegraphOpener(ctx context.Context, root string, store *memory.Store, prog
 	}
 	return cgProject{p}, nil
 }
+
+// Watch implements watcher: it keeps the graph current as files change on
+// disk, blocking until ctx ends.
+func (c cgProject) Watch(ctx context.Context, onChange func(Graph)) error {
+	return c.p.Watch(ctx, func(g *codegraph.Graph) { onChange(cgGraph{g}) })
+}
+
+// Codegraph returns the underlying code graph project (for the pipeline).
+func (c cgProject) Codegraph() *codegraph.Project { return c.p }

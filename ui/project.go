@@ -30,6 +30,11 @@ type Project interface {
 	Close() error
 }
 
+// watcher is implemented by projects that can follow changes on disk.
+type watcher interface {
+	Watch(ctx context.Context, onChange func(Graph)) error
+}
+
 // Opener indexes the folder root, reporting progress, and returns the project.
 // store may be nil; when set, the project keeps its graph cache there.
 type Opener func(ctx context.Context, root string, store *memory.Store, progress func(done, total int)) (Project, error)

@@ -96,6 +96,7 @@ type Workbench struct {
 
 	idxMu       sync.Mutex // guards cancelIndex (set from the UI goroutine, read in Close)
 	cancelIndex context.CancelFunc
+	stopWatch   context.CancelFunc
 	indexing    bool
 	lastErr     string
 	opened      int // projects opened so far (tests wait on it)
@@ -405,6 +406,7 @@ func (w *Workbench) OpenProject(dir string) {
 			}
 			w.project, w.store = p, store
 			w.rememberRecent(abs)
+			w.watch(p)
 			if serr != nil {
 				w.setStatus("Memory store unavailable (history and versions off): " + serr.Error())
 			}
@@ -433,7 +435,52 @@ func (w *Workbench) cancelIndexing() {
 	}
 }
 
+// watch follows changes made outside the window (another editor, git) and
+// redraws.
+func (w *Workbench) watch(p Project) {
+	wp, ok := p.(watcher)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopWatch = cancel
+	go func() {
+		err := wp.Watch(ctx, func(g Graph) {
+			fyne.Do(func() {
+				if w.project == p {
+					w.externalChange(g)
+				}
+			})
+		})
+		if err != nil {
+			slog.Warn("file watching unavailable", "root", p.Root(), "err", err)
+			fyne.Do(func() { w.setStatus("Not following file changes: " + err.Error()) })
+		}
+	}()
+}
+
+// externalChange shows a graph updated from files changed on disk.
+func (w *Workbench) externalChange(g Graph) {
+	w.setGraph(g)
+	w.rebuildView()
+	id := w.code.NodeID()
+	switch n, ok := g.Node(id); {
+	case w.code.Dirty():
+		w.setStatus(w.code.Path() + " changed on disk while you edit it: saving will overwrite it (the disk version is kept in history)")
+	case ok:
+		w.openCode(n)
+		w.setStatus("Files changed on disk: graph updated")
+	default:
+		w.setStatus("Files changed on disk: graph updated")
+	}
+	w.writeState()
+}
+
 func (w *Workbench) closeProject() {
+	if w.stopWatch != nil {
+		w.stopWatch()
+		w.stopWatch = nil
+	}
 	if w.project != nil {
 		if err := w.project.Close(); err != nil {
 			slog.Warn("close project", "err", err)

@@ -443,3 +443,17 @@ func TestRunTestsAsksThenRecordsRunWithSamples(t *testing.T) {
 		t.Errorf("sample tests passed; expected the known failing test")
 	}
 }
+
+func TestFollowsChangesOnDisk(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	before := len(w.snap.Nodes())
+	path := filepath.Join(project, "inventory", "pricing.py")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, []byte("\n\ndef written_elsewhere():\n    return 1\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watcher to update the graph", func() bool {
+		return len(w.snap.Nodes()) == before+1 && strings.Contains(w.status.Text, "changed on disk")
+	})
+}
