@@ -41,12 +41,16 @@ type NewProjectConfig struct {
 // ProjectSummary is the package a new-project run ends with: where it was
 // written, its files, the test results, the debug log and the plan.
 type ProjectSummary struct {
-	Dest     string        `json:"dest"`
-	Written  bool          `json:"written"`
-	Files    []string      `json:"files"`
-	Entry    string        `json:"entry,omitempty"`
-	Tests    TestSummary   `json:"tests"`
-	DebugLog []DebugEntry  `json:"debug_log,omitempty"`
+	Dest     string       `json:"dest"`
+	Written  bool         `json:"written"`
+	Files    []string     `json:"files"`
+	Entry    string       `json:"entry,omitempty"`
+	Tests    TestSummary  `json:"tests"`
+	DebugLog []DebugEntry `json:"debug_log,omitempty"`
+	// DebugSummary lists what the debugger changed ("modify a.py +1 -3").
+	DebugSummary string `json:"debug_summary,omitempty"`
+	// LessonID is the lesson card written when the debugger fixed a failure.
+	LessonID string        `json:"lesson_id,omitempty"`
 	Analysis string        `json:"analysis,omitempty"`
 	Plan     string        `json:"plan,omitempty"`
 	Report   *Report       `json:"report,omitempty"`
@@ -78,6 +82,12 @@ func (s *ProjectSummary) Text() string {
 			}
 			fmt.Fprintf(&b, "  %d. %s → %s\n", d.Attempt, d.Changes, res)
 		}
+		if s.DebugSummary != "" {
+			fmt.Fprintf(&b, "debugger's changes:\n%s\n", indentText(s.DebugSummary, "  "))
+		}
+		if s.LessonID != "" {
+			fmt.Fprintf(&b, "lesson card %s recorded\n", s.LessonID)
+		}
 	}
 	if s.Plan != "" {
 		fmt.Fprintf(&b, "plan:\n%s\n", indentText(strings.TrimSpace(s.Plan), "  "))
@@ -97,6 +107,7 @@ type buffer struct {
 	acts      []memory.Activity
 	exchanges []memory.Exchange
 	runs      []memory.RunRecord
+	lesson    *memory.Lesson
 }
 
 func (b *buffer) LogActivity(a memory.Activity) (string, error) {
@@ -140,6 +151,11 @@ func (b *buffer) flush(dest string, summary *ProjectSummary) error {
 	}
 	for _, r := range b.runs {
 		_, err := st.AddRun(r)
+		errs = append(errs, err)
+	}
+	if b.lesson != nil {
+		id, err := st.AddLesson(*b.lesson)
+		summary.LessonID = id
 		errs = append(errs, err)
 	}
 	data, err := json.Marshal(summary)
@@ -220,10 +236,17 @@ func NewProject(ctx context.Context, cfg NewProjectConfig) (*ProjectSummary, err
 		sum.Entry = pkg.Entry
 		sum.Tests = pkg.Tests
 		sum.DebugLog = pkg.DebugLog
+		sum.DebugSummary = pkg.DebugSummary
 	}
 	mu.Unlock()
 	sum.Duration = time.Since(start)
 	if sum.Written {
+		if n := len(sum.DebugLog); n > 0 && sum.DebugLog[n-1].Passed {
+			// What failed and what fixed it, for later requests' few-shot examples.
+			buf.lesson = &memory.Lesson{Time: time.Now(), Task: clip(cfg.Requirements, 500),
+				Failure: clip(sum.DebugLog[0].Failure, 800), Fix: fmt.Sprintf("debugger, %d attempt(s)", n),
+				DiffSummary: sum.DebugSummary, Tags: []string{"new-project", "debug"}}
+		}
 		if err := buf.flush(cfg.Dest, sum); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("new project: record history in %s: %w", cfg.Dest, err))
 		}

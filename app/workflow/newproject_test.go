@@ -131,6 +131,10 @@ func TestNewProjectEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(blob, &saved); err != nil || len(saved.Files) != 2 {
 		t.Fatalf("summary blob: %v %s", err, blob)
 	}
+	lessons, _ := st.Lessons(5)
+	if len(lessons) != 1 || lessons[0].DiffSummary != "modify wordcount.py +1 -3" || !strings.Contains(lessons[0].Failure, "test_whitespace") || sum.LessonID != lessons[0].ID {
+		t.Fatalf("lesson: %+v (summary id %q)", lessons, sum.LessonID)
+	}
 	if len(acts) < 8 || len(runs) != 2 || len(exs) != 6 {
 		t.Fatalf("history: %d activities, %d runs, %d exchanges", len(acts), len(runs), len(exs))
 	}

@@ -39,7 +39,11 @@ type Package struct {
 	Entry    string            `json:"entry,omitempty"`
 	Tests    TestSummary       `json:"tests"`
 	DebugLog []DebugEntry      `json:"debug_log,omitempty"`
-	Passed   bool              `json:"passed"`
+	// DebugDiff is what the debugger changed in total (unified diff) and
+	// DebugSummary one line per file ("modify a.py +1 -3").
+	DebugDiff    string `json:"debug_diff,omitempty"`
+	DebugSummary string `json:"debug_summary,omitempty"`
+	Passed       bool   `json:"passed"`
 }
 
 // Paths returns the package's file paths, sorted.
@@ -134,7 +138,11 @@ func (b *Builder) Run(ctx context.Context, c Call) (string, error) {
 	if m := entryRE.FindStringSubmatch(c.With["entry"]); m != nil {
 		pkg.Entry = m[1]
 	}
+	var before map[string]string
 	done := func(err error) (string, error) {
+		if before != nil && len(pkg.DebugLog) > 0 {
+			pkg.DebugDiff, pkg.DebugSummary = treeDiff(before, dir)
+		}
 		files, rerr := readTree(dir)
 		if rerr != nil && err == nil {
 			err = fmt.Errorf("build step: read workspace: %w", rerr)
@@ -211,6 +219,7 @@ func (b *Builder) Run(ctx context.Context, c Call) (string, error) {
 	if failure == "" {
 		failure = test()
 	}
+	before, _ = readTree(dir) // what the debugger starts from
 	for attempt := 1; failure != "" && attempt <= maxFix; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return done(fmt.Errorf("build step: %w", err))
@@ -236,6 +245,45 @@ func (b *Builder) Run(ctx context.Context, c Call) (string, error) {
 	}
 	pkg.Passed = true
 	return done(nil)
+}
+
+// treeDiff compares the files before with the tree under dir now.
+func treeDiff(before map[string]string, dir string) (diff, summary string) {
+	after, err := readTree(dir)
+	if err != nil {
+		return "", ""
+	}
+	paths := map[string]bool{}
+	for k := range before {
+		paths[k] = true
+	}
+	for k := range after {
+		paths[k] = true
+	}
+	sorted := make([]string, 0, len(paths))
+	for k := range paths {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var d, sum strings.Builder
+	for _, p := range sorted {
+		old, oldOK := before[p]
+		cur, newOK := after[p]
+		if oldOK && newOK && old == cur {
+			continue
+		}
+		text, added, removed := patch.UnifiedDiff(p, old, cur, oldOK, newOK)
+		d.WriteString(text)
+		action := "modify"
+		switch {
+		case !oldOK:
+			action = "create"
+		case !newOK:
+			action = "delete"
+		}
+		fmt.Fprintf(&sum, "%s %s +%d -%d\n", action, p, added, removed)
+	}
+	return d.String(), strings.TrimSpace(sum.String())
 }
 
 // debug asks the debugger role for a fix.
