@@ -1156,11 +1156,24 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 				key = next
 				continue
 			}
+			last := i == len(segs)-2
 			// A class in the module, then a member of it.
-			if i == len(segs)-2 {
-				if cid, ok := b.top[modKey(family, key)][s]; ok {
-					if n := b.nodeByID[cid]; n != nil && n.Kind == KindClass {
-						return b.memberOutcome(cid, r.Name, false)
+			if cid, ok := b.top[modKey(family, key)][s]; ok && last {
+				if n := b.nodeByID[cid]; n != nil && n.Kind == KindClass {
+					return b.memberOutcome(cid, r.Name, false)
+				}
+			}
+			// A name the module imports (os.path, a re-exported class).
+			if mb, ok := b.moduleScope(family, key, s); ok {
+				switch {
+				case mb.kind == bModule:
+					key = mb.mod
+					continue
+				case mb.kind == bExternal:
+					return "", outExternal
+				case mb.kind == bDef && last:
+					if n := b.nodeByID[mb.id]; n != nil && n.Kind == KindClass {
+						return b.memberOutcome(mb.id, r.Name, false)
 					}
 				}
 			}
@@ -1169,6 +1182,14 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		if id, ok := b.top[modKey(family, key)][r.Name]; ok {
 			return id, outResolved
 		}
+		if mb, ok := b.moduleScope(family, key, r.Name); ok {
+			switch mb.kind {
+			case bDef:
+				return mb.id, outResolved
+			case bExternal:
+				return "", outExternal
+			}
+		}
 		if _, ok := b.modules[modKey(family, key)]; !ok {
 			// e.g. "import os.path" binds "os" which is not in the project.
 			return "", outExternal
@@ -1176,6 +1197,17 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outUnresolved
 	}
 	return "", outUnresolved
+}
+
+// moduleScope looks name up among the names a module binds by importing
+// them (its scope is built before references are resolved).
+func (b *builder) moduleScope(family, key, name string) (binding, bool) {
+	fs := b.modules[modKey(family, key)]
+	if len(fs) == 0 || fs[0].scopeState != 2 {
+		return binding{}, false
+	}
+	bd, ok := fs[0].scope[name]
+	return bd, ok && bd.kind != bLocal
 }
 
 // goReceiverVar returns the receiver variable name of a Go method def (or of

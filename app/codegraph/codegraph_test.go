@@ -854,3 +854,19 @@ def dedent(text, margin=indent):
 		t.Errorf("dedent has edge %s to %s, but only locals shadowing module names are used", e.Kind, n.QualName)
 	}
 }
+
+func TestReexports(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"pkg/__init__.py": "from .models import Item\nfrom . import util as u\nimport json as j\n",
+		"pkg/models.py":   "class Item:\n    def save(self):\n        pass\n",
+		"pkg/util.py":     "def helper():\n    pass\n",
+		"app.py":          "import pkg\nfrom pkg import Item\n\ndef main():\n    pkg.Item()\n    pkg.u.helper()\n    pkg.Item.save(None)\n    Item()\n    pkg.j.dumps(1)\n",
+	})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	wantEdge(t, g, "app.main", "pkg.models.Item", EdgeCalls)
+	wantEdge(t, g, "app.main", "pkg.util.helper", EdgeCalls)
+	wantEdge(t, g, "app.main", "pkg.models.Item.save", EdgeCalls)
+	if g.Stats().Unresolved != 0 {
+		t.Errorf("unresolved: %v", g.Stats().UnresolvedSample)
+	}
+}
