@@ -45,41 +45,63 @@ type automatic interface {
 }
 
 // TerminalApprover asks on a terminal: the question and its detail are
-// written to Out, the answer read as a line from In ("y"/"yes" is yes,
-// anything else no). It also implements Guidance. Safe for one pipeline at
-// a time.
+// written to out, the answer read as a line from in ("y"/"yes" is yes,
+// anything else no). It also implements Guidance. One goroutine reads in,
+// so a question abandoned by a cancelled context does not steal the next
+// answer.
 type TerminalApprover struct {
-	mu  sync.Mutex
-	in  *bufio.Reader
-	out io.Writer
+	mu    sync.Mutex
+	in    *bufio.Reader
+	out   io.Writer
+	once  sync.Once
+	lines chan lineResult
+	err   error // sticky end of input
+}
+
+type lineResult struct {
+	s   string
+	err error
 }
 
 // NewTerminalApprover returns an approver reading answers from in and
 // writing questions to out.
 func NewTerminalApprover(in io.Reader, out io.Writer) *TerminalApprover {
-	return &TerminalApprover{in: bufio.NewReader(in), out: out}
+	return &TerminalApprover{in: bufio.NewReader(in), out: out, lines: make(chan lineResult)}
 }
 
-// readLine reads one answer line, honouring ctx between reads.
+// readLine reads one answer line, giving up when ctx ends.
 func (t *TerminalApprover) readLine(ctx context.Context) (string, error) {
-	type res struct {
-		s   string
-		err error
+	if t.err != nil {
+		return "", t.err
 	}
-	ch := make(chan res, 1)
-	go func() {
-		s, err := t.in.ReadString('\n')
-		ch <- res{s, err}
-	}()
+	t.once.Do(func() {
+		go func() {
+			for {
+				s, err := t.in.ReadString('\n')
+				if err != nil && s != "" && errors.Is(err, io.EOF) {
+					t.lines <- lineResult{s: s}
+					s = ""
+				}
+				if err != nil {
+					if errors.Is(err, io.EOF) {
+						err = errors.New("no answer: input closed")
+					} else {
+						err = fmt.Errorf("read answer: %w", err)
+					}
+					t.lines <- lineResult{err: err}
+					return
+				}
+				t.lines <- lineResult{s: s}
+			}
+		}()
+	})
 	select {
 	case <-ctx.Done():
 		return "", fmt.Errorf("waiting for an answer: %w", ctx.Err())
-	case r := <-ch:
-		if r.err != nil && (r.s == "" || !errors.Is(r.err, io.EOF)) {
-			if errors.Is(r.err, io.EOF) {
-				return "", errors.New("no answer: input closed")
-			}
-			return "", fmt.Errorf("read answer: %w", r.err)
+	case r := <-t.lines:
+		if r.err != nil {
+			t.err = r.err
+			return "", r.err
 		}
 		return strings.TrimSpace(r.s), nil
 	}

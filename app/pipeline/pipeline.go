@@ -221,6 +221,7 @@ type Pipeline struct {
 
 	mu            sync.Mutex
 	interjections []string
+	original      string // the first request of the session
 }
 
 // New checks the configuration and returns a Pipeline with a new session ID.
@@ -432,6 +433,12 @@ func (p *Pipeline) generate(ctx context.Context, role string, msgs []models.Mess
 func (p *Pipeline) messages(role, tmpl string, data promptData) ([]models.Message, error) {
 	data.Role = role
 	data.ProjectName = filepath.Base(p.cfg.Root)
+	p.mu.Lock()
+	data.Original = p.original
+	p.mu.Unlock()
+	if data.Original == "" {
+		data.Original = data.Request
+	}
 	sys, err := p.prompts.render("system", data)
 	if err != nil {
 		return nil, err
@@ -469,6 +476,11 @@ func (p *Pipeline) Run(ctx context.Context, request string) (*Outcome, error) {
 		return nil, errors.New("pipeline: empty request")
 	}
 	out := &Outcome{Session: p.session}
+	p.mu.Lock()
+	if p.original == "" {
+		p.original = request
+	}
+	p.mu.Unlock()
 	p.activity("session", "started", "request="+clipText(request, 500), 0)
 	for {
 		c, err := p.cycle(ctx, request)

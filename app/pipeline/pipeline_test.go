@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,11 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) config(engine models.Engine, ap *ScriptedApprover) Config {
+	// The probe gate is covered by the first test (default policy); the
+	// others skip it to keep the suite's Python start-ups down.
+	off := false
 	return Config{
+		Policy:   &Policy{Gates: map[string]GatePolicy{GateProbe: {Enabled: &off}}},
 		Root:     f.root,
 		Engine:   engine,
 		Runner:   runtime.New(runtime.WithRecorder(f.store)),
@@ -121,7 +126,9 @@ func TestFailingPatchIsDebuggedAndLeavesALesson(t *testing.T) {
 	f := newFixture(t)
 	eng := models.NewScripted("edit", planAnswer, wrongPatch, fixAfterWrong)
 	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
-	p, out, events := run(t, f.config(eng, ap), "bulk_discount should give 10 % from 100 units, the test fails")
+	cfg := f.config(eng, ap)
+	cfg.Policy = nil // the project's policy: defaults, every gate on
+	p, out, events := run(t, cfg, "bulk_discount should give 10 % from 100 units, the test fails")
 	c := out.Last()
 	if c.Status != StatusPassed || c.Attempts != 2 || c.Kind != KindEdit {
 		t.Fatalf("cycle = %+v", c)
@@ -162,6 +169,9 @@ func TestFailingPatchIsDebuggedAndLeavesALesson(t *testing.T) {
 		if g.Name == GateTests {
 			testGates = append(testGates, g)
 		}
+	}
+	if last := gates[len(gates)-1]; last.Name != GateProbe || last.Status != GatePassed {
+		t.Fatalf("probe gate = %+v", last)
 	}
 	if len(testGates) != 2 || testGates[0].Status != GateFailed || testGates[1].Status != GatePassed {
 		t.Fatalf("test gates = %+v", testGates)
@@ -652,5 +662,43 @@ func TestFileChangedBeforeApplyIsReportedToTheModel(t *testing.T) {
 	}
 	if dbg := eng.Calls()[3].Messages[1].Content; !strings.Contains(dbg, "the patch no longer applies") {
 		t.Fatalf("debugger not told:\n%s", dbg)
+	}
+}
+
+func TestAnotherFeatureStartsANewCycleThatKnowsTheSession(t *testing.T) {
+	f := newFixture(t)
+	more := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity >= 100:\n=======\n    if quantity >= 200:\n        return 15\n    if quantity >= 100:\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("edit", planAnswer, directFix, "edit", planAnswer, more)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {true, false}},
+		Guidance: []string{"give 15 % from 200 units"}}
+	_, out, _ := run(t, f.config(eng, ap), "fix the bulk discount boundary")
+	if len(out.Cycles) != 2 || !out.OK() || out.Cycles[1].Request != "give 15 % from 200 units" {
+		t.Fatalf("outcome = %+v", out)
+	}
+	sys := eng.Calls()[5].Messages[0].Content
+	if !strings.Contains(sys, "fix the bulk discount boundary") || !strings.Contains(sys, "The current request, building on it:\n\"\"\"\ngive 15 % from 200 units") {
+		t.Fatalf("second cycle's system prompt:\n%s", sys)
+	}
+	lessons, _ := f.store.Lessons(0)
+	if len(lessons) != 2 {
+		t.Fatalf("lessons = %d", len(lessons))
+	}
+}
+
+func TestTerminalApproverSurvivesAnAbandonedQuestion(t *testing.T) {
+	pr, pw := io.Pipe()
+	ta := NewTerminalApprover(pr, io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ta.Approve(ctx, Question{Title: "abandoned?"}); err == nil {
+		t.Fatal("cancelled question got an answer")
+	}
+	go pw.Write([]byte("yes\n"))
+	if ok, err := ta.Approve(context.Background(), Question{Title: "next?"}); !ok || err != nil {
+		t.Fatalf("next question: %v %v", ok, err)
+	}
+	pw.Close()
+	if _, err := ta.Approve(context.Background(), Question{Title: "after close?"}); err == nil {
+		t.Fatal("closed input answered")
 	}
 }

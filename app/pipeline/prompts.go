@@ -51,7 +51,8 @@ type failureView struct {
 type promptData struct {
 	Role          string
 	ProjectName   string
-	Request       string
+	Original      string // the session's first request
+	Request       string // the current cycle's request
 	Plan          string
 	Context       string
 	Lessons       []memory.Lesson
