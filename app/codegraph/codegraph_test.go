@@ -333,6 +333,8 @@ import (
 func main() {
 	s := &store.Store{}
 	s.Put("k")
+	n := store.New()
+	n.Put("again")
 	helper(os.Getenv("PORT"))
 	fmt.Println(z.Q())
 }

@@ -32,6 +32,11 @@ const goQuery = `
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (composite_literal type: [(type_identifier) (qualified_type)] @object))) @ref.assign
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (unary_expression operand: (composite_literal type: [(type_identifier) (qualified_type)] @object)))) @ref.assign
 (parameter_declaration name: (identifier) @name type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (call_expression function: [(identifier) (selector_expression)] @object))) @ref.assign
+(function_declaration result: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
+(function_declaration result: (parameter_list . (parameter_declaration type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object))) @ref.assign
+(method_declaration result: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
+(method_declaration result: (parameter_list . (parameter_declaration type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object))) @ref.assign
 
 (source_file (const_declaration (const_spec name: (identifier) @name)) @global)
 (source_file (var_declaration (var_spec name: (identifier) @name)) @global)
