@@ -76,7 +76,11 @@ func (t TestSummary) Line() string {
 	if t.Note != "" && t.Framework == "" {
 		return "tests not run: " + t.Note
 	}
-	return fmt.Sprintf("%s: %d passed, %d failed, %d errors in %s", t.Framework, t.Passed, t.Failed, t.Errors, t.Wall.Round(time.Millisecond))
+	line := fmt.Sprintf("%s: %d passed, %d failed, %d errors in %s", t.Framework, t.Passed, t.Failed, t.Errors, t.Wall.Round(time.Millisecond))
+	if t.Note != "" {
+		line += " (" + t.Note + ")"
+	}
+	return line
 }
 
 // DebugEntry is one attempt of the debugger.
@@ -208,6 +212,12 @@ func (b *Builder) Run(ctx context.Context, c Call) (string, error) {
 		out := string(rep.Result.Stdout) + string(rep.Result.Stderr)
 		pkg.Tests = TestSummary{Framework: rep.Framework, Command: rep.Command, Passed: rep.Passed, Failed: rep.Failed,
 			Errors: rep.Errors, Skipped: rep.Skipped, OK: rep.OK(), Wall: rep.Result.Wall, PeakRSS: rep.Result.PeakRSS, Output: tail(out, 4000)}
+		switch {
+		case rep.Result.Canceled:
+			pkg.Tests.Note = "stopped before the end"
+		case rep.Result.Limit != "":
+			pkg.Tests.Note = "ended by the " + rep.Result.Limit + " limit"
+		}
 		switch {
 		case rep.OK() && rep.Passed == 0:
 			return "The test run found no tests; write at least one test_*.py with unittest tests."
