@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
@@ -701,4 +702,51 @@ func TestTerminalApproverSurvivesAnAbandonedQuestion(t *testing.T) {
 	if _, err := ta.Approve(context.Background(), Question{Title: "after close?"}); err == nil {
 		t.Fatal("closed input answered")
 	}
+}
+
+func TestDebugRequestReproducesTheFailureFirst(t *testing.T) {
+	f := newFixture(t)
+	eng := models.NewScripted("debug", planAnswer, directFix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	_, out, _ := run(t, f.config(eng, ap), "why does test_one_hundred_units_earn_ten_percent fail?")
+	if c := out.Last(); c.Status != StatusPassed || c.Kind != KindDebug || c.Attempts != 1 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	calls := eng.Calls()
+	if !strings.Contains(calls[2].Messages[0].Content, "As the debugger") || !strings.Contains(calls[2].Messages[1].Content, "AssertionError: 5 != 10") {
+		t.Fatalf("first patch was not asked from the debugger with the failure:\n%s", calls[2].Messages[1].Content)
+	}
+	if qs := ap.Questions(); qs[0].Kind != AskRun {
+		t.Fatalf("first question = %+v, want the run of the checks", qs[0])
+	}
+}
+
+// stuckEngine never answers until its context ends.
+type stuckEngine struct{}
+
+func (stuckEngine) Generate(ctx context.Context, _ []models.Message, _ models.GenOptions, _ func(string)) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (stuckEngine) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return nil, models.ErrNoEmbeddings
+}
+
+func TestModelTimeoutIsAClearError(t *testing.T) {
+	f := newFixture(t)
+	before := tree(t, f.root)
+	ap := &ScriptedApprover{Default: true}
+	cfg := f.config(stuckEngine{}, ap)
+	cfg.Kind = KindEdit
+	cfg.GenTimeout = 200 * time.Millisecond
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Run(context.Background(), "fix the bulk discount boundary")
+	if err == nil || !strings.Contains(err.Error(), "did not finish within 200ms") || out.Last().Status != StatusError {
+		t.Fatalf("err = %v, cycle = %+v", err, out.Last())
+	}
+	sameFiles(t, before, tree(t, f.root))
 }
