@@ -15,6 +15,8 @@ import (
 
 	"codeloom/assets"
 	"codeloom/cli"
+	"codeloom/models"
+	"codeloom/models/llamacpp"
 	"codeloom/ui"
 )
 
@@ -56,9 +58,18 @@ func runGUI(ctx context.Context, args []string) int {
 			dir = ""
 		}
 	}
-	if err := ui.Run(ctx, ui.RunOptions{Dir: dir}); err != nil {
+	if err := ui.Run(ctx, ui.RunOptions{Dir: dir, LoadModel: loadModel}); err != nil {
 		fmt.Fprintf(os.Stderr, "codeloom: %v\n", err)
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
+}
+
+// loadModel loads a GGUF file in-process with llama.cpp for the desktop app.
+func loadModel(ctx context.Context, path string, progress func(float32)) (models.Engine, func(), error) {
+	e, err := llamacpp.Load(ctx, path, llamacpp.Options{Progress: progress})
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, func() { e.Close() }, nil
 }

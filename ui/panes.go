@@ -28,6 +28,13 @@ type bottomPanes struct {
 
 	prompt    *widget.Entry
 	askBtn    *widget.Button
+	taskBtn   *widget.Button
+	modelRow  fyne.CanvasObject
+	modelSel  *widget.Select
+	modelPath map[string]string // select label → file
+	loadBtn   *widget.Button
+	loadBar   *widget.ProgressBar
+	modelInfo *widget.Label
 	stopBtn   *widget.Button
 	answer    *widget.Label
 	answerBox *container.Scroll
@@ -64,13 +71,17 @@ func newBottomPanes(w *Workbench) *bottomPanes {
 	p.answer.TextStyle = fyne.TextStyle{Monospace: true}
 	p.answerBox = container.NewVScroll(p.answer)
 	p.askBtn = widget.NewButtonWithIcon("Ask", theme.MailSendIcon(), p.ask)
+	p.taskBtn = widget.NewButtonWithIcon("Task", theme.MediaPlayIcon(), p.runTask)
 	p.stopBtn = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.stopAsk)
 	p.stopBtn.Disable()
-	if w.opts.Engine == nil {
-		p.answer.SetText("No local model is loaded in this window. Start the app with a model " +
-			"(codeloom open DIR with CODELOOM_MODEL=path/to/model.gguf) or use `codeloom ask DIR \"question\" --model PATH`.")
+	if w.engine == nil {
+		p.answer.SetText("No model loaded. Pick a GGUF model above and press Load (or start with CODELOOM_MODEL=path/to/model.gguf). " +
+			"Ask answers questions about the selected code; Task plans, patches, tests and debugs a change, asking before anything is applied or run.")
 	}
-	promptTab := container.NewBorder(container.NewBorder(nil, nil, nil, container.NewVBox(p.askBtn, p.stopBtn), p.prompt), nil, nil, nil, p.answerBox)
+	p.buildModelRow()
+	promptTab := container.NewBorder(
+		container.NewVBox(p.modelRow, container.NewBorder(nil, nil, nil, container.NewGridWithColumns(3, p.askBtn, p.taskBtn, p.stopBtn), p.prompt)),
+		nil, nil, nil, p.answerBox)
 
 	// Runs.
 	p.runList = widget.NewList(
@@ -383,9 +394,9 @@ func (p *bottomPanes) ask() {
 	if q == "" {
 		return
 	}
-	eng := p.w.opts.Engine
+	eng := p.w.engine
 	if eng == nil {
-		dialog.ShowInformation("No model loaded", "This window has no local model. Set CODELOOM_MODEL to a GGUF file and reopen, or use the CLI: codeloom ask DIR \"question\" --model PATH.", p.w.win)
+		dialog.ShowInformation("No model loaded", "Pick a GGUF model in the Prompt tab and press Load first (or use the CLI: codeloom ask DIR \"question\" --model PATH).", p.w.win)
 		return
 	}
 	var ctxText string
@@ -400,8 +411,7 @@ func (p *bottomPanes) ask() {
 	p.askMu.Lock()
 	p.askCancel = cancel
 	p.askMu.Unlock()
-	p.askBtn.Disable()
-	p.stopBtn.Enable()
+	p.setBusy(true)
 	p.answer.SetText("")
 	var mu sync.Mutex
 	var buf strings.Builder
@@ -415,8 +425,7 @@ func (p *bottomPanes) ask() {
 			fyne.Do(func() { p.answer.SetText(s); p.answerBox.ScrollToBottom() })
 		})
 		fyne.Do(func() {
-			p.askBtn.Enable()
-			p.stopBtn.Disable()
+			p.setBusy(false)
 			if err != nil {
 				p.answer.SetText(p.answer.Text + "\n\n[stopped: " + err.Error() + "]")
 			}

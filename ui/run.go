@@ -27,6 +27,10 @@ type RunOptions struct {
 	Automation string
 	// NativeDialogs uses sqweek/dialog (default: $CODELOOM_NATIVE_DIALOGS=1).
 	NativeDialogs bool
+	// LoadModel loads GGUF models for the Prompt tab (nil: no model loading).
+	LoadModel ModelLoader
+	// ModelPath is loaded at start (default: $CODELOOM_MODEL).
+	ModelPath string
 }
 
 // Run opens the desktop app and blocks until its window closes or ctx ends.
@@ -37,10 +41,13 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if os.Getenv("CODELOOM_NATIVE_DIALOGS") == "1" {
 		opts.NativeDialogs = true
 	}
+	if opts.ModelPath == "" {
+		opts.ModelPath = os.Getenv("CODELOOM_MODEL")
+	}
 	a := app.NewWithID(AppID)
 	a.SetIcon(Icon())
 	a.Settings().SetTheme(newLightTheme())
-	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs})
+	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs, LoadModel: opts.LoadModel})
 	if err != nil {
 		return fmt.Errorf("open window: %w", err)
 	}
@@ -59,6 +66,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 	w.Window().Show()
 	if opts.Dir != "" {
 		w.OpenProject(opts.Dir)
+	}
+	if opts.ModelPath != "" {
+		w.LoadModel(opts.ModelPath)
 	}
 	w.writeState()
 	a.Run()

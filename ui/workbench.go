@@ -46,9 +46,19 @@ type Options struct {
 	Automation string
 	// NativeDialogs uses sqweek/dialog for folder choice and approvals.
 	NativeDialogs bool
-	// Engine answers the prompt pane; nil shows how to load a model.
+	// Engine answers the prompt pane from the start (tests: a scripted
+	// engine); nil until the user loads a model.
 	Engine models.Engine
+	// LoadModel loads a GGUF file (llama.cpp, wired by main.go); nil hides
+	// the Load button.
+	LoadModel ModelLoader
+	// ModelPath is loaded at start when set (CODELOOM_MODEL).
+	ModelPath string
 }
+
+// ModelLoader loads a model file, reporting progress 0…1. The returned
+// close function unloads it.
+type ModelLoader func(ctx context.Context, path string, progress func(float32)) (models.Engine, func(), error)
 
 type viewMode int
 
@@ -86,6 +96,9 @@ type Workbench struct {
 	// project state
 	project  Project
 	store    *memory.Store
+	engine   models.Engine // the loaded model (nil: none)
+	unload   func()
+	model    string // its file name
 	snap     Graph
 	index    *graphview.Index
 	mode     viewMode
@@ -104,7 +117,10 @@ type Workbench struct {
 
 // NewWorkbench builds the main window in app a.
 func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
-	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}, folders: map[string]bool{}}
+	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
+	if opts.Engine != nil {
+		w.model = "scripted"
+	}
 	if opts.Opener == nil {
 		w.opts.Opener = CodegraphOpener
 	}
@@ -807,6 +823,11 @@ func (w *Workbench) requestClose() {
 		w.saveSplits()
 		w.cancelIndexing()
 		w.closeProject()
+		w.panes.stopAsk()
+		if w.unload != nil {
+			w.unload()
+			w.unload = nil
+		}
 		w.win.Close()
 	})
 }

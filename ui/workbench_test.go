@@ -18,6 +18,7 @@ import (
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
 	"codeloom/graphview"
+	"codeloom/models"
 )
 
 var (
@@ -456,4 +457,94 @@ func TestFollowsChangesOnDisk(t *testing.T) {
 	waitFor(t, "the watcher to update the graph", func() bool {
 		return len(w.snap.Nodes()) == before+1 && strings.Contains(w.status.Text, "changed on disk")
 	})
+}
+
+// readScript splits a --script file of canned model answers.
+func readScript(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, part := range strings.Split(string(b), "----- answer -----\n") {
+		if strings.TrimSpace(part) != "" {
+			out = append(out, strings.TrimSuffix(part, "\n"))
+		}
+	}
+	return out
+}
+
+// TestTaskFixesSampleBugWithDialogs runs the whole pipeline from the Prompt
+// tab with a scripted model: every approval is a dialog answered "Yes"
+// (except "Add another feature?"), the bug gets fixed and the graph, history
+// and lessons update.
+func TestTaskFixesSampleBugWithDialogs(t *testing.T) {
+	eng := models.NewScripted(readScript(t, filepath.Join("..", "app", "pipeline", "testdata", "sample-fix.script"))...)
+	w, project := newTestWorkbench(t, Options{Engine: eng})
+	openSample(t, w, project)
+	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	w.panes.prompt.SetText("bulk_discount should give 10 % from 100 units")
+	test.Tap(w.panes.taskBtn)
+	questions := 0
+	waitForLong := time.Now().Add(150 * time.Second)
+	for time.Now().Before(waitForLong) && w.panes.taskBtn.Disabled() {
+		top := w.win.Canvas().Overlays().Top()
+		if yes := findButton(top, "Yes"); yes != nil {
+			questions++
+			if findLabel(top, "Add another feature") {
+				test.Tap(findButton(top, "No"))
+			} else {
+				test.Tap(yes)
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	if w.panes.taskBtn.Disabled() {
+		t.Fatalf("task still running; log:\n%s", w.panes.answer.Text)
+	}
+	log := w.panes.answer.Text
+	if !strings.Contains(log, "[task done: the gates pass]") {
+		t.Fatalf("task did not pass its gates (%d questions answered); log:\n%s", questions, tail(log, 3000))
+	}
+	if questions < 2 {
+		t.Errorf("only %d approval dialogs", questions)
+	}
+	b, _ := os.ReadFile(filepath.Join(project, "inventory", "pricing.py"))
+	if !strings.Contains(string(b), "if quantity >= 100:") {
+		t.Errorf("fix not applied:\n%s", b)
+	}
+	if !strings.Contains(w.code.Text(), "if quantity >= 100:") {
+		t.Errorf("code pane not refreshed after the task")
+	}
+	if len(w.panes.lessons) == 0 {
+		t.Error("no lesson card shown after a debugged fix")
+	}
+}
+
+func findLabel(o fyne.CanvasObject, sub string) bool {
+	if o == nil {
+		return false
+	}
+	switch x := o.(type) {
+	case *widget.Label:
+		if strings.Contains(x.Text, sub) {
+			return true
+		}
+	case *fyne.Container:
+		for _, k := range x.Objects {
+			if findLabel(k, sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if wd, ok := o.(fyne.Widget); ok {
+		for _, k := range test.WidgetRenderer(wd).Objects() {
+			if findLabel(k, sub) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,0 +1,346 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/codegraph"
+	"codeloom/app/pipeline"
+	"codeloom/models"
+	"codeloom/runtime"
+)
+
+// buildModelRow makes the model picker: models found on this machine, a
+// file browser, Load with a progress bar.
+func (p *bottomPanes) buildModelRow() {
+	w := p.w
+	p.modelPath = map[string]string{}
+	p.modelSel = widget.NewSelect(nil, nil)
+	p.modelSel.PlaceHolder = "Choose a GGUF model…"
+	browse := widget.NewButtonWithIcon("", theme.FolderOpenIcon(), p.browseModel)
+	p.loadBtn = widget.NewButtonWithIcon("Load", theme.UploadIcon(), func() {
+		if path := p.modelPath[p.modelSel.Selected]; path != "" {
+			w.LoadModel(path)
+		}
+	})
+	p.loadBar = widget.NewProgressBar()
+	p.loadBar.Hide()
+	p.modelInfo = widget.NewLabel("")
+	if w.engine != nil {
+		p.modelInfo.SetText("Model: " + w.model)
+	}
+	if w.opts.LoadModel == nil {
+		p.loadBtn.Disable()
+		p.modelInfo.SetText(p.modelInfo.Text + " (model loading is not available in this build)")
+	}
+	left := container.NewBorder(nil, nil, widget.NewLabel("Model"), browse, p.modelSel)
+	p.modelRow = container.NewBorder(nil, nil, nil, container.NewHBox(p.loadBtn, container.NewGridWrap(fyne.NewSize(120, 30), p.loadBar), p.modelInfo), left)
+	go p.discoverModels()
+}
+
+// discoverModels fills the picker with GGUF files found on this machine
+// (~/models, LM Studio, the Hugging Face cache, Ollama's store).
+func (p *bottomPanes) discoverModels() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	found, err := models.Discover(ctx, models.DiscoverOptions{})
+	if err != nil {
+		slog.Warn("model discovery", "err", err)
+	}
+	fyne.Do(func() {
+		for _, f := range found {
+			if f.Error != "" {
+				continue
+			}
+			label := fmt.Sprintf("%s (%s, %s)", f.Name, f.Architecture, f.FileType)
+			p.modelPath[label] = f.Path
+		}
+		p.refreshModelOptions()
+	})
+}
+
+func (p *bottomPanes) refreshModelOptions() {
+	opts := make([]string, 0, len(p.modelPath))
+	for k := range p.modelPath {
+		opts = append(opts, k)
+	}
+	sort.Strings(opts)
+	p.modelSel.SetOptions(opts)
+	if len(opts) == 0 {
+		p.modelSel.PlaceHolder = "No GGUF models found: browse for one…"
+		p.modelSel.Refresh()
+	}
+}
+
+func (p *bottomPanes) browseModel() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			p.w.showError("Model file dialog failed", err, "")
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		label := filepath.Base(path)
+		p.modelPath[label] = path
+		p.refreshModelOptions()
+		p.modelSel.SetSelected(label)
+	}, p.w.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf"}))
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// LoadModel loads the GGUF file at path in the background with a progress
+// bar; the previous model is unloaded once the new one is ready.
+func (w *Workbench) LoadModel(path string) {
+	if w.opts.LoadModel == nil {
+		return
+	}
+	p := w.panes
+	p.loadBtn.Disable()
+	p.loadBar.SetValue(0)
+	p.loadBar.Show()
+	p.modelInfo.SetText("Loading " + filepath.Base(path) + "…")
+	load := w.opts.LoadModel
+	go func() {
+		var last time.Time
+		eng, unload, err := load(context.Background(), path, func(f float32) {
+			if time.Since(last) < 100*time.Millisecond && f < 1 {
+				return
+			}
+			last = time.Now()
+			fyne.Do(func() { p.loadBar.SetValue(float64(f)) })
+		})
+		fyne.Do(func() {
+			p.loadBar.Hide()
+			p.loadBtn.Enable()
+			if err != nil {
+				p.modelInfo.SetText("No model loaded")
+				w.showError("Could not load the model", err, "Choose another GGUF file (a chat model that fits in memory).")
+				return
+			}
+			if w.unload != nil {
+				w.unload()
+			}
+			w.engine, w.unload, w.model = eng, unload, filepath.Base(path)
+			info := w.model
+			if ip, ok := eng.(models.InfoProvider); ok {
+				mi := ip.Info()
+				info = fmt.Sprintf("%s (%s, %s, ctx %d)", mi.Name, mi.Architecture, mi.FileType, mi.ContextLength)
+			}
+			p.modelInfo.SetText("Model: " + info)
+			p.answer.SetText("Model ready. Ask about the selected code, or describe a change and press Task.")
+			w.setStatus("Model loaded: " + info)
+		})
+	}()
+}
+
+func (p *bottomPanes) setBusy(busy bool) {
+	if busy {
+		p.askBtn.Disable()
+		p.taskBtn.Disable()
+		p.stopBtn.Enable()
+		return
+	}
+	p.askBtn.Enable()
+	p.taskBtn.Enable()
+	p.stopBtn.Disable()
+}
+
+// guidanceDialog asks the user for free-text guidance (pipeline.Guidance).
+type guidanceDialog struct{ win fyne.Window }
+
+// Guide implements pipeline.Guidance; an empty answer stops the loop.
+func (g guidanceDialog) Guide(ctx context.Context, q pipeline.Question) (string, error) {
+	answer := make(chan string, 1)
+	var d dialog.Dialog
+	fyne.DoAndWait(func() {
+		entry := widget.NewMultiLineEntry()
+		entry.SetPlaceHolder("What should it try next? (empty: stop)")
+		detail := widget.NewLabel(tail(q.Detail, 1500))
+		detail.Wrapping = fyne.TextWrapWord
+		content := container.NewBorder(detail, nil, nil, nil, entry)
+		d = dialog.NewCustomConfirm(q.Title, "Continue", "Stop", content, func(ok bool) {
+			if ok {
+				answer <- entry.Text
+			} else {
+				answer <- ""
+			}
+		}, g.win)
+		d.Resize(fyne.NewSize(640, 420))
+		d.Show()
+	})
+	select {
+	case a := <-answer:
+		return a, nil
+	case <-ctx.Done():
+		fyne.Do(d.Hide)
+		return "", ctx.Err()
+	}
+}
+
+// runTask runs the whole pipeline (plan → patch → verify → debug → update)
+// on the prompt's request, with approvals in dialogs and progress streamed
+// into the answer area.
+func (p *bottomPanes) runTask() {
+	w := p.w
+	request := strings.TrimSpace(p.prompt.Text)
+	if request == "" || w.project == nil {
+		return
+	}
+	if w.engine == nil {
+		dialog.ShowInformation("No model loaded", "The pipeline needs a model to plan and write patches: load a GGUF model first.", w.win)
+		return
+	}
+	cgp, ok := w.project.(interface{ Codegraph() *codegraph.Project })
+	if !ok {
+		w.showError("Task unavailable", fmt.Errorf("this project has no code graph engine"), "")
+		return
+	}
+	proj := cgp.Codegraph()
+	cfg := pipeline.Config{
+		Root:      proj.Root(),
+		Engine:    w.engine,
+		ModelName: w.model,
+		Approver:  NewApprover(w.win, w.opts.NativeDialogs).ForPipeline(),
+		Guidance:  guidanceDialog{w.win},
+		Graph:     proj,
+	}
+	var runOpts []runtime.Option
+	if w.store != nil {
+		cfg.Memory = w.store
+		runOpts = append(runOpts, runtime.WithRecorder(w.store))
+		cfg.Context = pipeline.RetrievalContext{Graph: proj.Graph, Engine: w.engine, Cache: w.store, ModelID: w.model}
+	} else {
+		cfg.Context = pipeline.RetrievalContext{Graph: proj.Graph, Engine: w.engine, ModelID: w.model}
+	}
+	cfg.Runner = runtime.New(runOpts...)
+	var mu sync.Mutex
+	var log strings.Builder
+	var last time.Time
+	show := func(force bool) {
+		mu.Lock()
+		if !force && time.Since(last) < 100*time.Millisecond {
+			mu.Unlock()
+			return
+		}
+		last = time.Now()
+		text := tail(log.String(), 20000)
+		mu.Unlock()
+		fyne.Do(func() { p.answer.SetText(text); p.answerBox.ScrollToBottom() })
+	}
+	cfg.OnEvent = func(ev pipeline.Event) {
+		mu.Lock()
+		log.WriteString(eventText(ev))
+		mu.Unlock()
+		show(ev.Type != pipeline.EventToken)
+	}
+	pl, err := pipeline.New(cfg)
+	if err != nil {
+		w.showError("Cannot start the task", err, "Check the project's .codeloom/policy.yaml.")
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.askMu.Lock()
+	p.askCancel = cancel
+	p.askMu.Unlock()
+	p.setBusy(true)
+	p.answer.SetText("Task: " + request + "\n")
+	go func() {
+		defer cancel()
+		out, err := pl.Run(ctx, request)
+		mu.Lock()
+		switch {
+		case err != nil:
+			fmt.Fprintf(&log, "\n[task stopped: %v]\n", err)
+		case out != nil && out.OK():
+			log.WriteString("\n[task done: the gates pass]\n")
+		default:
+			log.WriteString("\n[task ended without passing gates]\n")
+		}
+		mu.Unlock()
+		show(true)
+		fyne.Do(func() {
+			p.setBusy(false)
+			if w.project == nil {
+				return
+			}
+			if g := w.project.Graph(); g != nil {
+				w.setGraph(g)
+				w.rebuildView()
+			}
+			if n, ok := w.snap.Node(w.code.NodeID()); ok && !w.code.Dirty() {
+				w.openCode(n)
+			}
+			p.refresh()
+			w.setStatus("Task finished: see the Prompt tab; runs, versions and lessons were recorded")
+			w.writeState()
+		})
+	}()
+}
+
+// eventText renders a pipeline event for the answer area.
+func eventText(ev pipeline.Event) string {
+	switch ev.Type {
+	case pipeline.EventToken:
+		return ev.Text
+	case pipeline.EventStep:
+		return fmt.Sprintf("\n▶ %s\n", ev.Step)
+	case pipeline.EventStepDone:
+		status := "ok"
+		if !ev.OK {
+			status = "failed"
+		}
+		return fmt.Sprintf("\n  %s %s (%s)\n", ev.Step, status, ev.Elapsed.Round(time.Millisecond))
+	case pipeline.EventPlan:
+		return "\nPlan:\n" + ev.Text + "\n"
+	case pipeline.EventQuestion:
+		return "\n? " + ev.Question.Title + "\n"
+	case pipeline.EventAnswer:
+		ans := "no"
+		if ev.OK {
+			ans = "yes"
+		}
+		return fmt.Sprintf("  → %s %s\n", ans, ev.Text)
+	case pipeline.EventGate:
+		if g := ev.Gate; g != nil {
+			s := fmt.Sprintf("\n  gate %s: %s (%s, peak %s)", g.Name, g.Status, g.Wall.Round(time.Millisecond), humanBytes(g.PeakRSS))
+			if g.Note != "" {
+				s += " — " + g.Note
+			}
+			if g.Status != "passed" && g.Output != "" {
+				s += "\n" + tail(g.Output, 1500)
+			}
+			return s + "\n"
+		}
+	case pipeline.EventPatch:
+		if ev.Changes != nil {
+			return "\n  patch (dry run): " + ev.Changes.Summary() + "\n" + tail(ev.Changes.Diff(), 3000) + "\n"
+		}
+	case pipeline.EventApplied:
+		if ev.Changes != nil {
+			return "\n  applied: " + ev.Changes.Summary() + "\n"
+		}
+	default:
+		if ev.Text != "" {
+			return "\n" + ev.Text + "\n"
+		}
+	}
+	return ""
+}
