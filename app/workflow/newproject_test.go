@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"codeloom/app/memory"
 	"codeloom/app/pipeline"
@@ -210,5 +211,27 @@ func TestSummaryText(t *testing.T) {
 		if !strings.Contains(txt, want) {
 			t.Errorf("summary lacks %q:\n%s", want, txt)
 		}
+	}
+}
+
+// TestNewProjectHangingTests: generated code that never ends is stopped by
+// the test time limit, reported, and nothing is written.
+func TestNewProjectHangingTests(t *testing.T) {
+	needPython(t)
+	answers := scriptAnswers(t, "wordcount.script")[:3]
+	answers = append(answers,
+		"FILE: spin.py\n```python\ndef spin():\n    while True:\n        pass\n```\n",
+		"FILE: test_spin.py\n```python\nimport unittest\nfrom spin import spin\n\nclass T(unittest.TestCase):\n    def test_spin(self):\n        spin()\n```\n")
+	dest := filepath.Join(t.TempDir(), "spin")
+	sum, err := NewProject(context.Background(), NewProjectConfig{Requirements: "spin", Dest: dest, MaxFix: -1, TestTimeout: 2 * time.Second,
+		Engine: models.NewScripted(answers...), Approver: &pipeline.ScriptedApprover{Default: true}})
+	if err == nil || sum.Written {
+		t.Fatalf("hanging tests passed? %v", err)
+	}
+	if !strings.Contains(sum.Tests.Line(), "limit") && !strings.Contains(sum.Tests.Line(), "stopped") {
+		t.Fatalf("tests: %s", sum.Tests.Line())
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatal("written")
 	}
 }
