@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"codeloom/app/memory"
@@ -229,4 +233,47 @@ func taskContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestTaskThroughAnEndpoint drives the loop through an OpenAI-compatible
+// server on loopback that replays the sample fix script.
+func TestTaskThroughAnEndpoint(t *testing.T) {
+	answers, err := ReadScript(sampleScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	next := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		if next >= len(answers) {
+			mu.Unlock()
+			http.Error(w, "no more answers", http.StatusServiceUnavailable)
+			return
+		}
+		a := answers[next]
+		next++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		for len(a) > 0 {
+			n := min(7, len(a))
+			b, _ := json.Marshal(a[:n])
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%s}}]}\n\n", b)
+			a = a[n:]
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	root := taskSampleCopy(t)
+	code, out, errs := taskRunCLI(t, "", "task", root, "bulk_discount should give 10 % from 100 units", "--yes", "--endpoint", srv.URL)
+	if code != ExitOK || !strings.Contains(out, "result: passed (edit, 2 attempt(s)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if next != len(answers) {
+		t.Fatalf("server answered %d of %d", next, len(answers))
+	}
 }
