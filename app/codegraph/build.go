@@ -174,6 +174,20 @@ func newBuilder(root string, langs map[string]*language) *builder {
 func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[string]string) *Graph {
 	b.info = info
 	old := b.fbs
+	// Module names depend on go.mod files and on which folders are Python
+	// packages: when one of those files comes or goes, name every file again.
+	for p, fd := range files {
+		if o := old[p]; (o == nil || o.fd != fd) && namesModules(p) {
+			old = nil
+			break
+		}
+	}
+	for p := range old {
+		if _, ok := files[p]; !ok && namesModules(p) {
+			old = nil
+			break
+		}
+	}
 	b.fbs = make(map[string]*fileBuild, len(files))
 	var changed []*fileBuild
 	structural := old == nil
@@ -250,6 +264,13 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	}
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
 	return b.assemble(ordered, env)
+}
+
+// namesModules reports files whose presence or content changes how other
+// files are named as modules.
+func namesModules(p string) bool {
+	base := path.Base(p)
+	return base == "go.mod" || base == "__init__.py" || base == "__init__.pyi"
 }
 
 // parallelFiles runs fn for every file on all CPUs (inline when few).

@@ -485,6 +485,16 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	for rel := range removed {
 		delete(p.files, rel)
 		deletes = append(deletes, rel)
+		d := path.Dir(rel)
+		if d == "." {
+			d = ""
+		}
+		switch path.Base(rel) {
+		case "go.mod":
+			delete(p.info.goModules, d)
+		case "__init__.py":
+			delete(p.info.initDirs, d)
+		}
 	}
 	var cacheErr error
 	if len(puts) > 0 || len(deletes) > 0 {
