@@ -197,3 +197,50 @@ func BenchmarkUpdateOneFileNewDef(b *testing.B) {
 		return append(append([]byte(nil), orig...), fmt.Sprintf("\ndef _bench_added_%d():\n    return len([])\n", i)...)
 	})
 }
+
+// BenchmarkQueries times the graph queries on the corpus graph.
+func BenchmarkQueries(b *testing.B) {
+	p, err := Open(context.Background(), benchDir(b), Options{NoCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	g := p.Graph()
+	target, err := Resolve(g, "argparse.ArgumentParser.parse_args")
+	if err != nil {
+		b.Skip(err)
+	}
+	g.index()
+	b.Run("Rank", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g.Rank(nil)
+		}
+	})
+	b.Run("RankFocus", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g.Rank([]string{target.ID})
+		}
+	})
+	b.Run("Search", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g.Search("prsargs", 20)
+		}
+	})
+	b.Run("Deps", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g.Deps(target.ID)
+		}
+	})
+	b.Run("RDeps", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g.RDeps(target.ID)
+		}
+	})
+	b.Run("Slice", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := g.Slice(target.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
