@@ -214,3 +214,26 @@ func TestNewWithARealTinyModel(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestWorkflowAutoCLI: autonomy on an existing project is off until enabled;
+// enabled, the terminal's "n" to "Start the next cycle" ends it unchanged.
+func TestWorkflowAutoCLI(t *testing.T) {
+	root := taskSampleCopy(t)
+	before := taskReadFile(t, filepath.Join(root, "inventory/pricing.py"))
+	script := filepath.Join(t.TempDir(), "p.script")
+	os.WriteFile(script, []byte("Fix the bulk discount boundary\n"), 0o644)
+	code, _, errs := taskRunCLI(t, "", "workflow", root, "auto", "an inventory library", "--script", script)
+	if code != ExitUsage || !strings.Contains(errs, "autonomy is off") {
+		t.Fatalf("off: %d %q", code, errs)
+	}
+	code, out, errs := taskRunCLI(t, "n\n", "workflow", root, "auto", "an inventory library", "--script", script, "--enable", "--cycles", "2")
+	if code != ExitOK || !strings.Contains(out, "Start the next cycle: Fix the bulk discount boundary?") || !strings.Contains(out, workflow.StopDeclined) {
+		t.Fatalf("declined: %d\n%s\n%s", code, out, errs)
+	}
+	if taskReadFile(t, filepath.Join(root, "inventory/pricing.py")) != before {
+		t.Fatal("a declined cycle changed the project")
+	}
+	if s, _ := workflow.LoadAutonomy(root); !s.Enabled || s.MaxCycles != 2 {
+		t.Fatalf("setting not saved: %+v", s)
+	}
+}

@@ -480,6 +480,29 @@ func (t *TaskRunner) Run(ctx context.Context, c Call) (string, error) {
 		return "", errors.New("task step: needs an approver")
 	}
 	cfg.Approver = oneCycle{cfg.Approver}
+	if c.Emit != nil {
+		// Forward the pipeline's progress as the step's progress text.
+		prev := cfg.OnEvent
+		cfg.OnEvent = func(ev pipeline.Event) {
+			if prev != nil {
+				prev(ev)
+			}
+			switch ev.Type {
+			case pipeline.EventToken:
+				c.Emit(ev.Text)
+			case pipeline.EventStep:
+				c.Emit("\n[" + ev.Step + "]\n")
+			case pipeline.EventGate:
+				if ev.Gate != nil {
+					c.Emit("\n" + ev.Gate.Line() + "\n")
+				}
+			case pipeline.EventPatch, pipeline.EventApplied:
+				if ev.Changes != nil {
+					c.Emit("\n" + ev.Changes.Summary())
+				}
+			}
+		}
+	}
 	p, err := pipeline.New(cfg)
 	if err != nil {
 		return "", fmt.Errorf("task step: %w", err)
