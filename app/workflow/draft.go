@@ -21,7 +21,7 @@ the fields of its type:
   run: command (a shell command string, or a list of arguments)
   approve: question (yes/no asked to the user)
   patch: patch (edit blocks for the project's files)
-Optional step fields: output, timeout (e.g. 30s), retries, backoff, depends_on (list of step ids),
+Optional step fields: output, timeout (e.g. 30s), retries, backoff, depends_on (list of step ids), group,
 continue_on_error. Steps without dependencies between them run in parallel. Put concrete values in the
 steps rather than inputs when the request gives them. Answer with the YAML in one fenced block.
 Allowed types: %s.

@@ -447,3 +447,37 @@ steps:
 		t.Fatalf("run rec: %+v", a)
 	}
 }
+
+func TestParallelGroups(t *testing.T) {
+	w := mustParse(t, `
+id: groups
+steps:
+  - {id: a1, type: llm, prompt: x, group: 1}
+  - {id: a2, type: llm, prompt: x, group: 1}
+  - {id: b1, type: llm, prompt: x, group: 2}
+  - {id: c1, type: llm, prompt: x, group: 3}
+`)
+	deps := Dependencies(w)
+	if len(deps["a1"]) != 0 || len(deps["b1"]) != 2 || len(deps["c1"]) != 3 {
+		t.Fatalf("deps %v", deps)
+	}
+	var mu sync.Mutex
+	var order []string
+	ex := &Executor{Workers: 4, Handlers: map[string]Handler{TypeLLM: HandlerFunc(func(ctx context.Context, c Call) (string, error) {
+		mu.Lock()
+		order = append(order, c.Step.ID)
+		mu.Unlock()
+		return "", nil
+	})}}
+	if _, err := ex.Run(context.Background(), w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(order[2:], ",") != "b1,c1" {
+		t.Fatalf("order %v", order)
+	}
+	// A group-1 step depending on a group-2 step is a cycle.
+	bad := mustParse(t, "id: g\nsteps:\n  - {id: a, type: llm, prompt: x, group: 1, depends_on: [b]}\n  - {id: b, type: llm, prompt: x, group: 2}\n")
+	if err := Validate(bad); err == nil || !strings.Contains(err.Error(), "dependency cycle") {
+		t.Fatalf("got %v", err)
+	}
+}

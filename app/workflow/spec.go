@@ -32,6 +32,7 @@
 //	    retries: 2             # extra attempts after a failure
 //	    backoff: 200ms         # wait before retry n is backoff * 2^(n-1)
 //	    depends_on: [other]    # plus every step whose output a template uses
+//	    group: 1               # parallel group: waits for every step of groups 1..n-1
 //	    continue_on_error: false
 //
 // Step fields by type: llm uses prompt (a text/template) and optionally role
@@ -117,25 +118,29 @@ type Output struct {
 
 // Step is one step of a workflow.
 type Step struct {
-	ID              string            `yaml:"id" json:"id"`
-	Type            string            `yaml:"type" json:"type"`
-	Description     string            `yaml:"description" json:"description,omitempty"`
-	Role            string            `yaml:"role" json:"role,omitempty"`
-	System          string            `yaml:"system" json:"system,omitempty"`
-	Prompt          string            `yaml:"prompt" json:"prompt,omitempty"`
-	Command         Command           `yaml:"command" json:"command,omitempty"`
-	Dir             string            `yaml:"dir" json:"dir,omitempty"`
-	Workflow        string            `yaml:"workflow" json:"workflow,omitempty"`
-	Patch           string            `yaml:"patch" json:"patch,omitempty"`
-	Question        string            `yaml:"question" json:"question,omitempty"`
-	Detail          string            `yaml:"detail" json:"detail,omitempty"`
-	With            map[string]string `yaml:"with" json:"with,omitempty"`
-	Output          string            `yaml:"output" json:"output,omitempty"`
-	Timeout         Duration          `yaml:"timeout" json:"timeout,omitempty"`
-	Retries         int               `yaml:"retries" json:"retries,omitempty"`
-	Backoff         Duration          `yaml:"backoff" json:"backoff,omitempty"`
-	DependsOn       []string          `yaml:"depends_on" json:"depends_on,omitempty"`
-	ContinueOnError bool              `yaml:"continue_on_error" json:"continue_on_error,omitempty"`
+	ID          string            `yaml:"id" json:"id"`
+	Type        string            `yaml:"type" json:"type"`
+	Description string            `yaml:"description" json:"description,omitempty"`
+	Role        string            `yaml:"role" json:"role,omitempty"`
+	System      string            `yaml:"system" json:"system,omitempty"`
+	Prompt      string            `yaml:"prompt" json:"prompt,omitempty"`
+	Command     Command           `yaml:"command" json:"command,omitempty"`
+	Dir         string            `yaml:"dir" json:"dir,omitempty"`
+	Workflow    string            `yaml:"workflow" json:"workflow,omitempty"`
+	Patch       string            `yaml:"patch" json:"patch,omitempty"`
+	Question    string            `yaml:"question" json:"question,omitempty"`
+	Detail      string            `yaml:"detail" json:"detail,omitempty"`
+	With        map[string]string `yaml:"with" json:"with,omitempty"`
+	Output      string            `yaml:"output" json:"output,omitempty"`
+	Timeout     Duration          `yaml:"timeout" json:"timeout,omitempty"`
+	Retries     int               `yaml:"retries" json:"retries,omitempty"`
+	Backoff     Duration          `yaml:"backoff" json:"backoff,omitempty"`
+	DependsOn   []string          `yaml:"depends_on" json:"depends_on,omitempty"`
+	// Group, when > 0, puts the step in a parallel group: it waits for every
+	// step of the lower groups (groups run in order, steps inside one
+	// group concurrently).
+	Group           int  `yaml:"group" json:"group,omitempty"`
+	ContinueOnError bool `yaml:"continue_on_error" json:"continue_on_error,omitempty"`
 }
 
 // OutputName is the name under which the step's output is visible.
@@ -425,6 +430,13 @@ func Validate(w *Workflow, extraTypes ...string) error {
 			}
 		}
 	}
+	for i := range w.Steps {
+		s := &w.Steps[i]
+		if s.Group < 0 {
+			add("step %q: group must be 1 or more", s.ID)
+		}
+	}
+	addGroupDeps(w.Steps, deps)
 	for _, o := range w.Outputs {
 		if !nameRE.MatchString(o.Name) {
 			add("output %q: use letters, digits and '_'", o.Name)
@@ -509,7 +521,28 @@ func Dependencies(w *Workflow) map[string][]string {
 			}
 		}
 	}
+	addGroupDeps(w.Steps, deps)
 	return deps
+}
+
+// addGroupDeps makes every step of a parallel group wait for the steps of
+// the lower groups.
+func addGroupDeps(steps []Step, deps map[string][]string) {
+	for _, s := range steps {
+		if s.Group <= 0 || s.ID == "" {
+			continue
+		}
+		have := map[string]bool{}
+		for _, d := range deps[s.ID] {
+			have[d] = true
+		}
+		for _, o := range steps {
+			if o.ID != "" && o.ID != s.ID && o.Group > 0 && o.Group < s.Group && !have[o.ID] {
+				have[o.ID] = true
+				deps[s.ID] = append(deps[s.ID], o.ID)
+			}
+		}
+	}
 }
 
 // findCycle returns one dependency cycle as a list of step ids whose first
