@@ -71,28 +71,38 @@ func BenchmarkLayout(b *testing.B) {
 	defer gv.Close()
 	_, dotErr := exec.LookPath("dot")
 	for _, n := range []int{50, 150, 500} {
-		v := neighbourhood(b, n)
-		dot, ids := DOT(v)
-		engines := []struct {
-			name string
-			e    Engine
-		}{{"gographviz", gv}, {"native-dot", NativeEngine{}}}
-		for _, e := range engines {
-			b.Run(fmt.Sprintf("nodes=%d/%s", n, e.name), func(b *testing.B) {
-				if e.name == "native-dot" && dotErr != nil {
-					b.Skip("dot not installed")
+		for _, shape := range []string{"clustered", "flat"} {
+			v := neighbourhood(b, n)
+			if shape == "flat" { // the same graph without folder/file clusters
+				flat := *v
+				flat.Nodes = append([]ViewNode(nil), v.Nodes...)
+				for i := range flat.Nodes {
+					flat.Nodes[i].Cluster = ""
 				}
-				b.ReportMetric(float64(len(v.Edges)), "edges")
-				for i := 0; i < b.N; i++ {
-					out, err := e.e.LayoutJSON(context.Background(), dot)
-					if err != nil {
-						b.Fatal(err)
+				v = &flat
+			}
+			dot, ids := DOT(v)
+			engines := []struct {
+				name string
+				e    Engine
+			}{{"gographviz", gv}, {"native-dot", NativeEngine{}}}
+			for _, e := range engines {
+				b.Run(fmt.Sprintf("nodes=%d/%s/%s", n, shape, e.name), func(b *testing.B) {
+					if e.name == "native-dot" && dotErr != nil {
+						b.Skip("dot not installed")
 					}
-					if _, err := ParseJSON(out, ids, v); err != nil {
-						b.Fatal(err)
+					b.ReportMetric(float64(len(v.Edges)), "edges")
+					for i := 0; i < b.N; i++ {
+						out, err := e.e.LayoutJSON(context.Background(), dot)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := ParseJSON(out, ids, v); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

@@ -12,10 +12,10 @@ go test -run '^$' -bench 'BenchmarkLayout|BenchmarkFrame500|BenchmarkGraphvizIni
 echo
 echo "go-graphviz / native dot (time ratio, same run):"
 awk '/^BenchmarkLayout\/nodes=/ {
-	split($1, p, "/"); n=p[2]; e=p[3]; sub(/-[0-9]+$/, "", e);
+	split($1, p, "/"); n=p[2] " " p[3]; e=p[4]; sub(/-[0-9]+$/, "", e);
 	t[n "," e]=$3; ns[n]=1
 } END {
 	for (k in ns) if (t[k ",native-dot"] > 0)
-		printf "  %-10s go-graphviz %7.1f ms  native %7.1f ms  ratio %.2f\n", k, t[k ",gographviz"]/1e6, t[k ",native-dot"]/1e6, t[k ",gographviz"]/t[k ",native-dot"]
+		printf "  %-20s go-graphviz %7.1f ms  native %7.1f ms  ratio %.2f\n", k, t[k ",gographviz"]/1e6, t[k ",native-dot"]/1e6, t[k ",gographviz"]/t[k ",native-dot"]
 }' "$OUT" | sort -t= -k2 -n
 rm -f "$OUT"
