@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"codeloom/app/codegraph"
 	"codeloom/app/memory"
 	"codeloom/app/pipeline"
 )
@@ -86,8 +87,24 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 				return ExitFailure
 			}
 		}
-		keep, err := pipeline.RestoreVersion(ctx, dir, st, *restore)
-		if err != nil {
+		var keep string
+		if pipeline.IsNodeVersion(v) {
+			// One function/method/class: find its current place in the graph.
+			proj, err := codegraph.Open(ctx, dir, codegraph.Options{Store: st})
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
+				return ExitFailure
+			}
+			defer proj.Close()
+			keep, err = pipeline.RestoreNodeVersion(ctx, dir, st, proj.Graph(), *restore)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
+				return ExitFailure
+			}
+			if _, err := proj.UpdateFiles(ctx, []string{v.Path}); err != nil {
+				fmt.Fprintf(env.Stderr, "codeloom history: re-index %s: %v\n", v.Path, err)
+			}
+		} else if keep, err = pipeline.RestoreVersion(ctx, dir, st, *restore); err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
 			return ExitFailure
 		}
@@ -101,7 +118,11 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 			return ExitFailure
 		}
 		for _, v := range vs {
-			fmt.Fprintf(env.Stdout, "%s  %s  %-30s %7d bytes  %s\n", v.ID, v.Time.Local().Format("01-02 15:04:05"), v.Path, len(v.Content), v.Reason)
+			what := v.Path
+			if pipeline.IsNodeVersion(v) {
+				what += " " + v.NodeName
+			}
+			fmt.Fprintf(env.Stdout, "%s  %s  %-40s %7d bytes  %s\n", v.ID, v.Time.Local().Format("01-02 15:04:05"), what, len(v.Content), v.Reason)
 		}
 		return ExitOK
 	}

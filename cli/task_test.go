@@ -74,9 +74,24 @@ func TestTaskFixesTheSampleWithAScript(t *testing.T) {
 		t.Fatalf("history --md: %d\n%s", code, out)
 	}
 	code, out, _ = taskRunCLI(t, "", "history", root, "--versions")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != ExitOK || len(lines) != 2 || !strings.Contains(lines[1], "inventory/pricing.py") {
+	var lines, nodeLines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(l, "node before") {
+			nodeLines = append(nodeLines, l)
+		} else {
+			lines = append(lines, l)
+		}
+	}
+	if code != ExitOK || len(lines) != 2 || !strings.Contains(lines[1], "inventory/pricing.py") ||
+		len(nodeLines) != 2 || !strings.Contains(nodeLines[0], "inventory.pricing.bulk_discount") {
 		t.Fatalf("history --versions: %d\n%s", code, out)
+	}
+	// One function back: bulk_discount as the coder's patch left it.
+	if code, out, errs := taskRunCLI(t, "", "history", root, "--restore", strings.Fields(nodeLines[0])[0], "--yes"); code != ExitOK {
+		t.Fatalf("node restore: %d %s %s", code, out, errs)
+	}
+	if !strings.Contains(taskReadFile(t, filepath.Join(root, "inventory/pricing.py")), "if quantity > 101:") {
+		t.Fatal("node restore did not bring the function back")
 	}
 	oldest := strings.Fields(lines[1])[0]
 	if code, out, _ := taskRunCLI(t, "n\n", "history", root, "--restore", oldest); code != ExitFailure || !strings.Contains(out, "not restored") {

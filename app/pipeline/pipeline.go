@@ -853,6 +853,10 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 	if err != nil || !yes {
 		return false, err
 	}
+	var before *codegraph.Graph
+	if p.cfg.Graph != nil {
+		before = p.cfg.Graph.Graph()
+	}
 	var applied *patch.Changeset
 	err = p.step("apply", func() (string, error) {
 		var err error
@@ -899,6 +903,15 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 			return fmt.Sprintf("%d files, graph has %d nodes", len(paths), len(g.Nodes())), nil
 		}); err != nil {
 			p.log.Warn("re-index after patch", "err", err)
+		} else if p.cfg.Memory != nil && before != nil {
+			reason := fmt.Sprintf("%sbefore %s patch in session %s", NodeVersionPrefix, role, p.session)
+			for _, ch := range applied.Changes {
+				for _, v := range nodeVersions(before, p.cfg.Graph.Graph(), ch, reason) {
+					if _, err := p.cfg.Memory.AddVersion(v); err != nil {
+						return true, fmt.Errorf("record previous version of %s: %w", v.NodeName, err)
+					}
+				}
+			}
 		}
 	}
 	return true, nil

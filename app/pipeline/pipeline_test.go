@@ -196,9 +196,22 @@ func TestFailingPatchIsDebuggedAndLeavesALesson(t *testing.T) {
 	if c.LessonID != l.ID {
 		t.Fatalf("cycle lesson %q, stored %q", c.LessonID, l.ID)
 	}
-	vers, _ := f.store.Versions("inventory/pricing.py", 0)
+	all, _ := f.store.Versions("inventory/pricing.py", 0)
+	var vers, nodeVers []memory.Version
+	for _, v := range all {
+		if IsNodeVersion(v) {
+			nodeVers = append(nodeVers, v)
+		} else {
+			vers = append(vers, v)
+		}
+	}
 	if len(vers) != 2 || !strings.Contains(string(vers[1].Content), "if quantity > 100:") {
-		t.Fatalf("versions = %d", len(vers))
+		t.Fatalf("file versions = %d", len(vers))
+	}
+	// Node versions keep just the changed function, innermost only.
+	if len(nodeVers) != 2 || nodeVers[1].NodeName != "inventory.pricing.bulk_discount" ||
+		!strings.HasPrefix(string(nodeVers[1].Content), "def bulk_discount(quantity):") || !strings.Contains(string(nodeVers[1].Content), "if quantity > 100:") {
+		t.Fatalf("node versions = %+v", nodeVers)
 	}
 	exs, _ := f.store.Exchanges(p.Session(), 0)
 	if len(exs) != 4 || exs[0].Role != RoleDebugger {
@@ -607,18 +620,50 @@ func TestRestoreVersion(t *testing.T) {
 		t.Fatal("patch not applied")
 	}
 	vers, err := f.store.Versions("", 0)
-	if err != nil || len(vers) != 2 {
+	if err != nil || len(vers) != 3 {
 		t.Fatalf("versions = %d, %v", len(vers), err)
 	}
+	var node memory.Version
 	for _, v := range vers {
-		if _, err := RestoreVersion(context.Background(), f.root, f.store, v.ID); err != nil {
-			t.Fatal(err)
+		if IsNodeVersion(v) {
+			node = v
+			if _, err := RestoreVersion(context.Background(), f.root, f.store, v.ID); err == nil {
+				t.Fatal("a node version was restored as a whole file")
+			}
+		}
+	}
+	// One node back: only bulk_discount returns to its old code.
+	if _, err := RestoreNodeVersion(context.Background(), f.root, f.store, f.proj.Graph(), node.ID); err != nil {
+		t.Fatal(err)
+	}
+	now := tree(t, f.root)
+	if now["inventory/pricing.py"] != orig["inventory/pricing.py"] || now["inventory/extra.py"] != "X = 1\n" {
+		t.Fatalf("node restore: pricing.py =\n%s", now["inventory/pricing.py"])
+	}
+	if _, err := f.proj.UpdateFiles(context.Background(), []string{"inventory/pricing.py"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vers {
+		if !IsNodeVersion(v) {
+			if _, err := RestoreVersion(context.Background(), f.root, f.store, v.ID); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	sameFiles(t, orig, tree(t, f.root))
 	// Restoring keeps what it replaced: restoring that brings the fix back.
 	all, _ := f.store.Versions("inventory/pricing.py", 0)
-	if _, err := RestoreVersion(context.Background(), f.root, f.store, all[0].ID); err != nil {
+	var kept memory.Version
+	for _, v := range all {
+		if IsNodeVersion(v) && strings.Contains(v.Reason, "before restoring") {
+			kept = v
+			break
+		}
+	}
+	if _, err := f.proj.UpdateFiles(context.Background(), []string{"inventory/pricing.py"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RestoreNodeVersion(context.Background(), f.root, f.store, f.proj.Graph(), kept.ID); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(tree(t, f.root)["inventory/pricing.py"], ">= 100") {
