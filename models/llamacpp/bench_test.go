@@ -99,7 +99,7 @@ func (e *Engine) bareRun(prompt string, n int) (time.Duration, time.Duration, in
 	return b.bare(prompt, n)
 }
 
-// BenchmarkEmbed measures embedding throughput (mean-pooled hidden states of
+// BenchmarkEmbed measures embedding throughput (last-token hidden states of
 // the generated llama model; 16 texts of about 60 tokens per call).
 func BenchmarkEmbed(b *testing.B) {
 	path := benchModelPath(b, gguf.TypeQ8_0)

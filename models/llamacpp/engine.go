@@ -362,8 +362,9 @@ func samplerFor(o models.GenOptions, grammar string) samplerParams {
 }
 
 // Embed implements models.Engine: each text is truncated to the context,
-// run through the model and pooled (the model's own pooling layer when it
-// has one, else the mean of the last hidden states), then L2-normalised.
+// run through the model and pooled — by the model's own pooling layer when
+// it has one (BERT-style encoders), else the last token's final hidden
+// state (decoder models) — then L2-normalised.
 func (e *Engine) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	b, release, err := e.acquire()
 	if err != nil {
@@ -399,36 +400,29 @@ func (e *Engine) embedOne(b *backend, text string) ([]float32, error) {
 		toks = toks[:b.size]
 	}
 	b.clearKV()
-	sum := make([]float32, b.nEmbd())
-	count := 0
-	var pooled []float32
+	var v []float32
 	for i := 0; i < len(toks); i += b.size {
 		chunk := toks[i:min(i+b.size, len(toks))]
-		if err := b.decode(chunk, i, true); err != nil {
+		if err := b.decode(chunk, i, e.embedOnly); err != nil {
 			return nil, err
 		}
-		if pooled = b.pooledEmbedding(); pooled != nil {
-			break // models with a pooling layer take one batch
+		if v = b.pooledEmbedding(); v != nil {
+			break // the model's own pooling layer (encoders)
 		}
-		for j := range chunk {
-			if v := b.embeddingIth(j); v != nil {
-				for k := range v {
-					sum[k] += v[k]
-				}
-				count++
-			}
+		if i+b.size >= len(toks) {
+			// decoders: the last token's hidden state, which has attended to
+			// the whole text (last-token pooling, as decoder embedding
+			// models do); only one output row is computed per chunk
+			v = b.embeddingIth(b.lastIndex())
 		}
 	}
-	if pooled == nil {
-		if count == 0 {
-			return nil, models.ErrNoEmbeddings
-		}
-		pooled = sum
+	if v == nil {
+		return nil, models.ErrNoEmbeddings
 	}
-	if models.Normalize(pooled) == 0 {
+	if models.Normalize(v) == 0 {
 		return nil, fmt.Errorf("embedding is all zeros")
 	}
-	return pooled, nil
+	return v, nil
 }
 
 // stream turns token pieces into the streamed text: bytes are decoded into
