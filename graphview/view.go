@@ -76,6 +76,16 @@ func (v *View) Node(id string) (ViewNode, bool) {
 	return ViewNode{}, false
 }
 
+// Mark is a run result drawn on a node (colour by last run).
+type Mark int
+
+// Marks.
+const (
+	MarkNone Mark = iota
+	MarkPass
+	MarkFail
+)
+
 // Filter says which node and edge kinds are hidden. The zero value shows all.
 type Filter struct {
 	HideNodes map[codegraph.Kind]bool

@@ -15,6 +15,9 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
+// selectColor outlines the selected node and its edges.
+var selectColor = color.NRGBA{0xea, 0x58, 0x0c, 0xff}
+
 // Zoom bounds.
 const (
 	MinScale = 0.1
@@ -43,6 +46,7 @@ type GraphView struct {
 	Synchronous bool
 
 	layouter *Layouter
+	marks    map[string]Mark
 	view     *View
 	lay      *Layout
 	status   string // shown when there is no layout: "laying out…", errors
@@ -160,6 +164,15 @@ func (g *GraphView) apply(v *View, lay *Layout) {
 		g.OnLayout(v, nil)
 	}
 }
+
+// SetMarks colours nodes by a run result (nil clears); IDs not drawn are ignored.
+func (g *GraphView) SetMarks(m map[string]Mark) {
+	g.marks = m
+	g.Refresh()
+}
+
+// MarkOf returns the run mark of node id.
+func (g *GraphView) MarkOf(id string) Mark { return g.marks[id] }
 
 // Select marks id as selected and highlights its edges without calling OnSelect.
 func (g *GraphView) Select(id string) {
@@ -511,7 +524,7 @@ func (r *graphRenderer) place(s fyne.Size) {
 		col := EdgeColor(e.Kind)
 		width := float32(1.1)
 		if hl {
-			col = color.NRGBA{0xdc, 0x26, 0x26, 0xff}
+			col = selectColor
 			width = 2.4
 		} else if g.selected != "" {
 			col.A = 0x90
@@ -543,10 +556,17 @@ func (r *graphRenderer) place(s fyne.Size) {
 		sz := fyne.NewSize(float32(b.W)*sc, float32(b.H)*sc)
 		no.box.Move(p)
 		no.box.Resize(sz)
-		_, line := NodeColors(mustNode(g.view, no.id))
+		fill, line := NodeColors(mustNode(g.view, no.id))
+		switch g.marks[no.id] {
+		case MarkPass:
+			fill, line = color.NRGBA{0xdc, 0xfc, 0xe7, 0xff}, color.NRGBA{0x16, 0xa3, 0x4a, 0xff}
+		case MarkFail:
+			fill, line = color.NRGBA{0xfe, 0xe2, 0xe2, 0xff}, color.NRGBA{0xdc, 0x26, 0x26, 0xff}
+		}
+		no.box.FillColor = fill
 		switch {
 		case no.id == g.selected:
-			no.box.StrokeColor, no.box.StrokeWidth = color.NRGBA{0xdc, 0x26, 0x26, 0xff}, 3
+			no.box.StrokeColor, no.box.StrokeWidth = selectColor, 3
 		case no.id == g.hovered:
 			no.box.StrokeColor, no.box.StrokeWidth = line, 2.4
 		default:

@@ -206,6 +206,7 @@ func (p *bottomPanes) refresh() {
 	p.runs = runs
 	p.runList.UnselectAll()
 	p.runList.Refresh()
+	p.markLastTestRun()
 	if len(runs) == 0 {
 		p.runDetail.SetText("No runs recorded yet. Runs from `codeloom exec`, `codeloom test` and the pipeline's gates appear here with their CPU and memory plot.")
 		p.plot.SetSamples(nil)
@@ -234,6 +235,24 @@ func (p *bottomPanes) refresh() {
 	}
 	p.lessonBox.SetText(b.String())
 	p.refreshHistory()
+}
+
+// markLastTestRun colours the graph by the newest test run's results.
+func (p *bottomPanes) markLastTestRun() {
+	for _, r := range p.runs {
+		if r.Origin != "test" && !strings.HasPrefix(r.Origin, "gate:test") {
+			continue
+		}
+		marks, passed, failed := runMarks(p.w.snap, r)
+		if marks == nil {
+			continue
+		}
+		p.w.graph.SetMarks(marks)
+		p.w.setStatus(fmt.Sprintf("Last test run (%s): %d passed, %d failed; tests and their files are coloured green/red in the graph",
+			r.Start.Format("15:04:05"), passed, failed))
+		return
+	}
+	p.w.graph.SetMarks(nil)
 }
 
 // refreshHistory lists the saved versions of the file in the code pane.

@@ -443,6 +443,19 @@ func TestRunTestsAsksThenRecordsRunWithSamples(t *testing.T) {
 	if r.ExitCode == 0 {
 		t.Errorf("sample tests passed; expected the known failing test")
 	}
+	// The graph is coloured by the run: the failing test and its file red,
+	// a passing test green.
+	if m := w.graph.MarkOf(nodeIDByName(t, w, "test_one_hundred_units_earn_ten_percent")); m != graphview.MarkFail {
+		t.Errorf("failing test mark %v", m)
+	}
+	if m := w.graph.MarkOf(nodeIDByName(t, w, "test_small_orders_pay_full_price")); m != graphview.MarkPass {
+		t.Errorf("passing test mark %v", m)
+	}
+	for _, n := range w.snap.Nodes() {
+		if n.Kind == codegraph.KindFile && n.Path == "tests/test_pricing.py" && w.graph.MarkOf(n.ID) != graphview.MarkFail {
+			t.Errorf("file with a failing test not marked failed")
+		}
+	}
 }
 
 func TestFollowsChangesOnDisk(t *testing.T) {
@@ -547,4 +560,22 @@ func findLabel(o fyne.CanvasObject, sub string) bool {
 		}
 	}
 	return false
+}
+
+func TestSplitSizesAreRemembered(t *testing.T) {
+	a := test.NewTempApp(t)
+	w1, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.splitMain.SetOffset(0.3)
+	w1.splitGraph.SetOffset(0.4)
+	w1.requestClose() // nothing unsaved: closes and saves the sizes
+	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2.splitMain.Offset != 0.3 || w2.splitGraph.Offset != 0.4 {
+		t.Errorf("split offsets %v %v, want 0.3 0.4", w2.splitMain.Offset, w2.splitGraph.Offset)
+	}
 }
