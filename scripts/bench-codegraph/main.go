@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command bench-codegraph measures the code graph engine on a real corpus
 // (default: the Python standard library) and, in the same run, universal-ctags
 // and a bare tree-sitter parse of the same files, printing the ratios.
