@@ -102,25 +102,30 @@ func (e *Engine) bareRun(prompt string, n int) (time.Duration, time.Duration, in
 // BenchmarkEmbed measures embedding throughput (last-token hidden states of
 // the generated llama model; 16 texts of about 60 tokens per call).
 func BenchmarkEmbed(b *testing.B) {
-	path := benchModelPath(b, gguf.TypeQ8_0)
-	e, err := Load(context.Background(), path, Options{ContextLength: 512, Threads: 2})
-	if err != nil {
-		b.Fatal(err)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			path := benchModelPath(b, gguf.TypeQ8_0)
+			e, err := Load(context.Background(), path, Options{ContextLength: 512, Threads: threads})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			texts := make([]string, 16)
+			tokens := 0
+			for i := range texts {
+				texts[i] = fmt.Sprintf("def f%d(x):\n    \"\"\"Return x scaled by %d.\"\"\"\n    return x * %d\n", i, i, i)
+				tokens += e.CountTokens(texts[i])
+			}
+			e.Embed(context.Background(), texts[:1]) // warm up
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(len(texts)*b.N)/sec, "texts/s")
+			b.ReportMetric(float64(tokens*b.N)/sec, "tok/s")
+		})
 	}
-	defer e.Close()
-	texts := make([]string, 16)
-	tokens := 0
-	for i := range texts {
-		texts[i] = fmt.Sprintf("def f%d(x):\n    \"\"\"Return x scaled by %d.\"\"\"\n    return x * %d\n", i, i, i)
-		tokens += e.CountTokens(texts[i])
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := e.Embed(context.Background(), texts); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(len(texts)*b.N)/sec, "texts/s")
-	b.ReportMetric(float64(tokens*b.N)/sec, "tok/s")
 }
