@@ -396,6 +396,9 @@ func New() *Store { return &Store{} }
 	if _, ok := sl.Env["PORT"]; !ok {
 		t.Errorf("slice env %v lacks PORT", sl.Env)
 	}
+	if !strings.Contains(sl.Code, "import \"fmt\"\n") || !strings.Contains(sl.Code, "func (s *Store) Put(k string)") {
+		t.Errorf("go slice:\n%s", sl.Code)
+	}
 	if g.Stats().Unresolved != 0 {
 		t.Errorf("unresolved: %v", g.Stats().UnresolvedSample)
 	}

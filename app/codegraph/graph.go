@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -366,7 +367,10 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	covered := func(n *Node) bool {
 		for p := n.Parent; p != ""; {
 			if inSet[p] {
-				if pn := g.byID[p]; pn != nil && pn.Kind != KindFile {
+				// Covered when the ancestor's code contains it (not so for Go
+				// methods, which live outside their type's declaration).
+				if pn := g.byID[p]; pn != nil && pn.Kind != KindFile && pn.Path == n.Path &&
+					pn.StartByte <= n.StartByte && n.EndByte <= pn.EndByte {
 					return true
 				}
 			}
@@ -416,12 +420,19 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		}
 		code := src[n.StartByte:n.EndByte]
 		if n.Kind != KindFile {
-			// Start at the beginning of the line so indentation stays consistent.
+			// Start at the beginning of the line so indentation stays
+			// consistent, when only white space precedes the definition.
 			ls := n.StartByte
 			for ls > 0 && (src[ls-1] == ' ' || src[ls-1] == '\t') {
 				ls--
 			}
+			if ls > 0 && src[ls-1] != '\n' {
+				ls = n.StartByte
+			}
 			code = dedent(src[ls:n.EndByte])
+			if n.Language == "go" && n.Kind == KindClass && !bytes.HasPrefix(code, []byte("type ")) {
+				code = append([]byte("type "), code...) // a type spec without its keyword
+			}
 		}
 		codes[i] = code
 	}
@@ -441,6 +452,9 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 				continue
 			}
 			line := strings.TrimSpace(string(src[im.start:im.end]))
+			if n := g.fileNode[p]; n != nil && n.Language == "go" && !strings.HasPrefix(line, "import") {
+				line = "import " + line // a spec from an import block
+			}
 			if !seenImp[line] {
 				seenImp[line] = true
 				b.WriteString(line)
