@@ -43,6 +43,7 @@ func commands() map[string]command {
 		"task":    {"plan, patch, verify and debug a change request", runTask},
 		"history": {"list what CodeLoom recorded for a project", runHistory},
 		"lessons": {"list the lesson cards learned on a project", runLessons},
+		"models":  {"list the GGUF models found on this machine (--json)", runModels},
 
 		// Workflows and new projects (app/workflow).
 		"workflow": {"validate or run a workflow: workflow DIR validate|run FILE|NAME, workflow DIR list", runWorkflow},
