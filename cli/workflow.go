@@ -25,6 +25,7 @@ import (
 // inputFlags collects repeated --input NAME=VALUE flags.
 type inputFlags map[string]string
 
+// String lists the input names given.
 func (f inputFlags) String() string {
 	keys := make([]string, 0, len(f))
 	for k := range f {
@@ -34,6 +35,7 @@ func (f inputFlags) String() string {
 	return strings.Join(keys, ",")
 }
 
+// Set adds one NAME=VALUE.
 func (f inputFlags) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	if !ok || strings.TrimSpace(k) == "" {

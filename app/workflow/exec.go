@@ -123,7 +123,9 @@ type StepError struct {
 	Err  error
 }
 
+// Error names the step and its error.
 func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+// Unwrap returns the step's error.
 func (e *StepError) Unwrap() error { return e.Err }
 
 // ErrTimeout is wrapped by the error of a step attempt that ran out of time.

@@ -110,6 +110,7 @@ type buffer struct {
 	lesson    *memory.Lesson
 }
 
+// LogActivity keeps an activity.
 func (b *buffer) LogActivity(a memory.Activity) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -117,6 +118,7 @@ func (b *buffer) LogActivity(a memory.Activity) (string, error) {
 	return fmt.Sprint(len(b.acts)), nil
 }
 
+// AddExchange keeps a prompt and its answer.
 func (b *buffer) AddExchange(e memory.Exchange) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,6 +126,7 @@ func (b *buffer) AddExchange(e memory.Exchange) (string, error) {
 	return fmt.Sprint(len(b.exchanges)), nil
 }
 
+// AddRun keeps a run record.
 func (b *buffer) AddRun(r memory.RunRecord) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

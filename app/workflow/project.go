@@ -528,6 +528,7 @@ func (t *TaskRunner) Run(ctx context.Context, c Call) (string, error) {
 // oneCycle answers the pipeline's "Add another feature?" with no.
 type oneCycle struct{ Approver }
 
+// Approve says no to "Add another feature?" and forwards the rest.
 func (o oneCycle) Approve(ctx context.Context, q Question) (bool, error) {
 	if q.Kind == pipeline.AskNext {
 		return false, nil

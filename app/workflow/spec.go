@@ -269,6 +269,7 @@ type ValidationError struct {
 	Problems []string
 }
 
+// Error lists the problems.
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
 		return fmt.Sprintf("workflow %s: %s", e.Workflow, e.Problems[0])
