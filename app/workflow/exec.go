@@ -125,6 +125,7 @@ type StepError struct {
 
 // Error names the step and its error.
 func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+
 // Unwrap returns the step's error.
 func (e *StepError) Unwrap() error { return e.Err }
 
