@@ -69,6 +69,20 @@ func TestAskWithInProcessModel(t *testing.T) {
 	if !strings.Contains(errs, "inventory.pricing.tax_rate") || !strings.Contains(errs, "chat format chatml") {
 		t.Fatalf("stderr lacks the context summary: %s", errs)
 	}
+	// with --embed the nodes are embedded once, then reused from the store
+	code, _, errs = askRun("ask", dir, "tax rate", "--model", model, "--max-tokens", "4", "--threads", "1", "--embed")
+	if code != ExitOK || !strings.Contains(errs, "computed") {
+		t.Fatalf("--embed: exit %d: %s", code, errs)
+	}
+	code, _, errs = askRun("ask", dir, "tax rate", "--model", model, "--max-tokens", "4", "--threads", "1", "--embed")
+	if code != ExitOK || !strings.Contains(errs, "0 computed") {
+		t.Fatalf("--embed again: exit %d: %s", code, errs)
+	}
+	// search fuses vector scores when given a model
+	code, out2, errs := askRun("search", dir, "tax rate", "--model", model, "--threads", "1", "--json", "--limit", "3")
+	if code != ExitOK || !strings.Contains(out2, `"vector"`) {
+		t.Fatalf("search with model: exit %d %s %s", code, out2, errs)
+	}
 	// the exchange is recorded in the project's store
 	code, out, _ = askRun("history", dir, "--json")
 	if code == ExitOK && !strings.Contains(out, "how is the tax rate computed?") {
