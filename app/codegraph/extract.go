@@ -373,7 +373,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 		}
 		return a.End > b.End
 	})
-	fd.Defs = dedupDefs(fd.Defs)
+	var inner map[uint32]int
+	fd.Defs, inner = dedupDefs(fd.Defs)
 	var stack []int32
 	for i := range fd.Defs {
 		d := &fd.Defs[i]
@@ -392,6 +393,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 		byStart := make(map[uint32]int, len(fd.Defs))
 		for i, d := range fd.Defs {
 			byStart[d.Start] = i
+		}
+		for st, i := range inner {
+			byStart[st] = i
 		}
 		for _, dc := range docs {
 			if i, ok := byStart[dc.owner.start]; ok && fd.Defs[i].Doc == "" {
@@ -421,17 +425,29 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 	return nil
 }
 
-// dedupDefs drops a definition captured twice by overlapping patterns (same
-// range): the first (most specific pattern order) wins.
-func dedupDefs(ds []defRec) []defRec {
+// dedupDefs drops a definition captured twice by overlapping patterns: the
+// same range, or a decorated definition and the bare definition inside it
+// (same name, same end). The first (outermost) wins; inner maps the start of
+// each dropped inner definition to the index of the one kept.
+func dedupDefs(ds []defRec) ([]defRec, map[uint32]int) {
 	out := ds[:0]
-	for i, d := range ds {
-		if i > 0 && d.Start == ds[i-1].Start && d.End == ds[i-1].End && d.Name == ds[i-1].Name {
-			continue
+	var inner map[uint32]int
+	for _, d := range ds {
+		if n := len(out); n > 0 {
+			prev := out[n-1]
+			if d.End == prev.End && d.Name == prev.Name && d.Kind == prev.Kind && d.Start >= prev.Start {
+				if d.Start != prev.Start {
+					if inner == nil {
+						inner = map[uint32]int{}
+					}
+					inner[d.Start] = n - 1
+				}
+				continue
+			}
 		}
 		out = append(out, d)
 	}
-	return out
+	return out, inner
 }
 
 // enclosing returns the innermost definition containing byte off, or -1.

@@ -10,6 +10,8 @@ import (
 // pythonQuery extracts definitions, docstrings, calls, uses, base classes,
 // imports and environment reads from Python.
 const pythonQuery = `
+(decorated_definition definition: (class_definition name: (identifier) @name body: (block) @body)) @def.class
+(decorated_definition definition: (function_definition name: (identifier) @name body: (block) @body)) @def.function
 (class_definition name: (identifier) @name body: (block) @body) @def.class
 (function_definition name: (identifier) @name body: (block) @body) @def.function
 (assignment left: (identifier) @name right: (lambda body: (_) @body)) @def.function
