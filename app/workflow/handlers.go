@@ -39,24 +39,28 @@ type ExchangeRecorder interface {
 	AddExchange(memory.Exchange) (string, error)
 }
 
-// RolePrompts are the system prompts of the four roles, used by llm steps
-// with a role and no system text.
-var rolePrompts = map[string]string{
-	"architect": "You are the architect of a small software project. You analyse requirements " +
-		"(components, dependencies, architecture, complexity), design the file structure with a clear " +
-		"entry point, and write short, concrete plans. Answer plainly, without code unless asked.",
-	"coder": "You are the coder. You write complete, working files exactly as the plan says. Give every " +
-		"file as a line 'FILE: path' followed by a fenced code block holding the whole file, and nothing else.",
-	"tester": "You are the tester. You write focused automated tests (Python unittest, runnable with " +
-		"'python -m unittest discover') that check the plan's behaviour. Give the test file as a line " +
-		"'FILE: path' followed by a fenced code block.",
-	"debugger": "You are the debugger. You read failing test output and the code, find the cause, and fix " +
-		"the code (not the tests, unless a test is wrong). Give each fixed file as 'FILE: path' followed by a " +
-		"fenced block with the whole new content, or as SEARCH/REPLACE blocks.",
+// RolePrompt returns the system prompt of a role (architect, coder, tester,
+// debugger), used by llm steps with a role and no system text; "" when unknown.
+func RolePrompt(role string) string {
+	switch role {
+	case "architect":
+		return "You are the architect of a small software project. You analyse requirements " +
+			"(components, dependencies, architecture, complexity), design the file structure with a clear " +
+			"entry point, and write short, concrete plans. Answer plainly, without code unless asked."
+	case "coder":
+		return "You are the coder. You write complete, working files exactly as the plan says. Give every " +
+			"file as a line 'FILE: path' followed by a fenced code block holding the whole file, and nothing else."
+	case "tester":
+		return "You are the tester. You write focused automated tests (Python unittest, runnable with " +
+			"'python -m unittest discover') that check the plan's behaviour. Give the test file as a line " +
+			"'FILE: path' followed by a fenced code block."
+	case "debugger":
+		return "You are the debugger. You read failing test output and the code, find the cause, and fix " +
+			"the code (not the tests, unless a test is wrong). Give each fixed file as 'FILE: path' followed by a " +
+			"fenced block with the whole new content, or as SEARCH/REPLACE blocks."
+	}
+	return ""
 }
-
-// RolePrompt returns the system prompt of a role ("" when unknown).
-func RolePrompt(role string) string { return rolePrompts[role] }
 
 // LLMHandler runs llm steps on a models.Engine: the rendered prompt as the
 // user message, the step's system text (or its role's prompt) as the system

@@ -83,9 +83,11 @@ const (
 	TypeApprove  = "approve"
 )
 
-// BuiltinTypes are the step types every executor understands by name (a
+// builtinTypes are the step types every workflow may use by name (a
 // handler must still be registered for a step of that type to run).
-var builtinTypes = []string{TypeLLM, TypeRun, TypeWorkflow, TypePatch, TypeApprove}
+func builtinTypes() []string {
+	return []string{TypeLLM, TypeRun, TypeWorkflow, TypePatch, TypeApprove}
+}
 
 // Workflow is a parsed workflow file.
 type Workflow struct {
@@ -299,7 +301,7 @@ func Validate(w *Workflow, extraTypes ...string) error {
 		add("no steps")
 	}
 	types := map[string]bool{}
-	for _, t := range builtinTypes {
+	for _, t := range builtinTypes() {
 		types[t] = true
 	}
 	for _, t := range extraTypes {
