@@ -409,7 +409,7 @@ func TestJSResolution(t *testing.T) {
 		"package.json":     `{"name":"app","dependencies":{"left-pad":"^1.0.0"},"devDependencies":{"@scope/tool":"1"}}`,
 		"src/util.js":      "export function helper() { return 1 }\nexport const answer = () => 42\n",
 		"src/def.js":       "export default function main() { return 2 }\n",
-		"src/lib/index.js": "function x() {}\nmodule.exports = { x }\n",
+		"src/lib/index.js": "function x() {}\nmodule.exports = { x }\nexports.y = function () { return x() }\n",
 		"src/app.js": `import { helper as h, answer } from './util'
 import Def from './def.js'
 import pad from 'left-pad'
@@ -419,7 +419,7 @@ const { x } = require('./lib')
 /** Runs everything. */
 class App extends Base {
   run() {
-    h(); Def(); lib.x(); x(); answer()
+    h(); Def(); lib.x(); x(); answer(); lib.y()
     this.stop()
     return process.env.APP_MODE
   }
@@ -440,6 +440,8 @@ export class Square implements Shape {
 	wantEdge(t, g, "src/app:App.run", "src/util:answer", EdgeCalls)
 	wantEdge(t, g, "src/app:App.run", "src/def:main", EdgeCalls) // default import
 	wantEdge(t, g, "src/app:App.run", "src/lib/index:x", EdgeCalls)
+	wantEdge(t, g, "src/app:App.run", "src/lib/index:y", EdgeCalls) // CommonJS exports.y = function
+	wantEdge(t, g, "src/lib/index:y", "src/lib/index:x", EdgeCalls)
 	wantEdge(t, g, "src/app:App.run", "src/app:App.stop", EdgeCalls) // this.
 	wantEdge(t, g, "src/app:App", "src/app:Base", EdgeInherits)
 	wantEdge(t, g, "src/app", "src/util", EdgeImports)

@@ -17,6 +17,7 @@ const jsCommonQuery = `
 (method_definition name: (property_identifier) @name body: (statement_block) @body) @def.function
 (variable_declarator name: (identifier) @name value: (arrow_function body: (_) @body)) @def.function
 (variable_declarator name: (identifier) @name value: (function_expression body: (_) @body)) @def.function
+(assignment_expression left: (member_expression property: (property_identifier) @name) right: [(function_expression body: (_) @body) (arrow_function body: (_) @body)]) @def.function
 
 (call_expression function: (identifier) @name) @ref.call
 (call_expression function: (member_expression object: (_) @object property: (property_identifier) @name)) @ref.call
