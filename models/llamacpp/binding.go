@@ -203,3 +203,18 @@ func bareGenerate(model *llama.Model, lctx *llama.Context, batchSize int, prompt
 func (b *backend) bare(prompt string, n int) (time.Duration, time.Duration, int, error) {
 	return bareGenerate(b.model, b.lctx, b.size, prompt, n)
 }
+
+// probeLoad loads the model (weights mapped, no context) and tokenizes a
+// short text, then frees it: what a probe process does.
+func probeLoad(path string) error {
+	backendOnce.Do(llama.BackendInit)
+	model, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: true, Progress: func(float32) {}})
+	if err != nil {
+		return err
+	}
+	defer llama.FreeModel(model)
+	if _, err := model.Tokenize("def hello(): return 'world'\n", true, true); err != nil {
+		return err
+	}
+	return nil
+}

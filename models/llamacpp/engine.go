@@ -31,6 +31,13 @@ type Options struct {
 	Progress      func(float32) // load progress 0…1 (called from the loading goroutine)
 	// SkipMemoryCheck loads even when the model looks too large for free memory.
 	SkipMemoryCheck bool
+	// Probe loads the model once in a child process before loading it here,
+	// so a file that makes llama.cpp abort cannot take the app down. The
+	// executable must call MaybeProbe at start; if it does not, the probe is
+	// skipped. Costs one extra (memory-mapped) load.
+	Probe bool
+	// ProbeExecutable is the program run as the probe ("" = this one).
+	ProbeExecutable string
 }
 
 // ErrClosed is returned by calls on a closed Engine.
@@ -83,6 +90,14 @@ func Load(ctx context.Context, path string, opts Options) (*Engine, error) {
 	if !opts.SkipMemoryCheck {
 		if err := models.CheckMemory(g, opts.ContextLength); err != nil {
 			return nil, fmt.Errorf("load model %s: %w", path, err)
+		}
+	}
+	if opts.Probe {
+		if err := Probe(ctx, opts.ProbeExecutable, path); err != nil {
+			if !errors.Is(err, ErrProbeUnsupported) {
+				return nil, fmt.Errorf("load model: %w", err)
+			}
+			slog.Warn("model probe skipped", "reason", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,6 +1,7 @@
 package llamacpp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 var testModel string
 
 func TestMain(m *testing.M) {
+	MaybeProbe()                           // this test binary serves as its own probe child
 	slog.SetLogLoggerLevel(slog.LevelWarn) // llama.cpp logs through slog at info level
 	dir, err := os.MkdirTemp("", "llamacpp-test")
 	if err != nil {
@@ -425,4 +427,36 @@ func dotf(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return s
+}
+
+func TestProbeSurvivesAbortingModel(t *testing.T) {
+	// llama.cpp aborts on a vocabulary with a repeated token (Inspect
+	// refuses it; Probe is called directly here): only the child dies.
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "dups.gguf")
+	c := gguf.TinyLlama()
+	if err := gguf.WriteLlama(bad, c); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(bad)
+	// rename token "<0x01>" to "<0x00>": same length, now a duplicate
+	data = bytes.Replace(data, []byte("<0x01>"), []byte("<0x00>"), 1)
+	os.WriteFile(bad, data, 0o644)
+	err := Probe(context.Background(), "", bad)
+	if err == nil || errors.Is(err, ErrProbeUnsupported) || !strings.Contains(err.Error(), "cannot load") {
+		t.Fatalf("probe of an aborting model: %v", err)
+	}
+	t.Log(err)
+	if err := Probe(context.Background(), "", testModel); err != nil {
+		t.Fatalf("probe of a good model: %v", err)
+	}
+	e, err := Load(context.Background(), testModel, Options{ContextLength: 64, Threads: 1, Probe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	// a program without the hook: the probe is reported unsupported, and Load goes on
+	if err := Probe(context.Background(), "/bin/false", testModel); !errors.Is(err, ErrProbeUnsupported) {
+		t.Fatalf("probe with /bin/false: %v", err)
+	}
 }
