@@ -197,13 +197,25 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 	if len(src) > 0 && src[len(src)-1] == '\n' {
 		fd.Lines--
 	}
+	// Names repeat a lot within a file: intern them (the map lookup with a
+	// converted byte slice does not allocate).
+	interned := make(map[string]string, 256)
 	text := func(c capture) string {
 		if c.end <= c.start || int(c.end) > len(src) {
 			return ""
 		}
-		s := string(src[c.start:c.end])
+		b := src[c.start:c.end]
+		if len(b) <= 64 {
+			if s, ok := interned[string(b)]; ok {
+				return s
+			}
+		}
+		s := string(b)
 		if fd.BadUTF8 {
 			s = strings.ToValidUTF8(s, "\uFFFD")
+		}
+		if len(b) <= 64 {
+			interned[s] = s
 		}
 		return s
 	}
@@ -409,7 +421,23 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	fd.Refs = make([]refRec, 0, len(refs))
+	// Locals matter only when a reference in the file uses the same name.
+	used := make(map[string]bool, len(refs))
 	for _, r := range refs {
+		switch r.r.Kind {
+		case refCall, refUse, refInherit:
+			if r.r.Object == "" {
+				used[r.r.Name] = true
+			} else {
+				first, _, _ := strings.Cut(r.r.Object, ".")
+				used[first] = true
+			}
+		}
+	}
+	for _, r := range refs {
+		if r.r.Kind == refLocal && !used[r.r.Name] {
+			continue
+		}
 		r.r.Def = enclosing(fd.Defs, r.start)
 		if r.r.Kind == refLocal && r.r.Def < 0 {
 			continue // module-level names are the module's own, not locals
