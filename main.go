@@ -21,6 +21,7 @@ import (
 )
 
 func main() {
+	llamacpp.MaybeProbe() // a model probe child (see llamacpp.Options.Probe) exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
@@ -67,7 +68,8 @@ func runGUI(ctx context.Context, args []string) int {
 
 // loadModel loads a GGUF file in-process with llama.cpp for the desktop app.
 func loadModel(ctx context.Context, path string, progress func(float32)) (models.Engine, func(), error) {
-	e, err := llamacpp.Load(ctx, path, llamacpp.Options{Progress: progress})
+	// Probe: a model file that makes llama.cpp abort kills a child, not the app.
+	e, err := llamacpp.Load(ctx, path, llamacpp.Options{Progress: progress, Probe: true})
 	if err != nil {
 		return nil, nil, err
 	}
