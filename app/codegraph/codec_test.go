@@ -2,7 +2,11 @@ package codegraph
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -76,4 +80,36 @@ func normalise(fd *fileData) fileData {
 		c.Packages = nil
 	}
 	return c
+}
+
+// failingStore is a BlobStore whose every call fails.
+type failingStore struct{}
+
+func (failingStore) GetBlob(string, string) ([]byte, error) { return nil, errors.New("disk on fire") }
+func (failingStore) PutBlobs(string, map[string][]byte, []string) error {
+	return errors.New("disk on fire")
+}
+func (failingStore) ForEachBlob(string, func(string, []byte) error) error {
+	return errors.New("disk on fire")
+}
+func (failingStore) DeleteBucket(string) error { return errors.New("disk on fire") }
+
+func TestCacheFailureDoesNotStopIndex(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	p := openT(t, root, Options{Store: failingStore{}})
+	r := p.Report()
+	if !strings.Contains(r.CacheErr, "disk on fire") || r.Parsed != r.Stats.Files {
+		t.Errorf("report: cache error %q, parsed %d of %d", r.CacheErr, r.Parsed, r.Stats.Files)
+	}
+	byQual(t, p.Graph(), "app.main")
+	util := filepath.Join(root, "pkg", "util.py")
+	os.WriteFile(util, []byte("def only():\n    pass\n"), 0o644)
+	g, err := p.UpdateFiles(context.Background(), []string{util})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byQual(t, g, "pkg.util.only")
+	if !strings.Contains(p.Report().CacheErr, "disk on fire") {
+		t.Errorf("update: cache error not reported")
+	}
 }
