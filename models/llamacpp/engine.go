@@ -246,9 +246,8 @@ func (e *Engine) Generate(ctx context.Context, msgs []models.Message, opts model
 	if err != nil {
 		return "", fmt.Errorf("generate: %w", err)
 	}
-	if len(opts.Stop) == 0 {
-		opts.Stop = e.format.Stop
-	}
+	// the format's turn markers end the answer too, besides the caller's stops
+	opts.Stop = append(append([]string(nil), opts.Stop...), e.format.Stop...)
 	return e.Complete(ctx, prompt, opts, onToken)
 }
 
