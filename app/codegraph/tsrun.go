@@ -58,29 +58,35 @@ static int cl_push(cl_result *r, uint32_t v) {
 // cl_run parses src and runs q over the tree, returning every match as
 // [pattern, capture count, (capture id, start byte, end byte)...]: one C call
 // per file instead of several per captured node.
-static cl_result cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n) {
-	cl_result r = {0};
+// The result buffer r is reused from call to call (its data grows and is
+// kept), so large files do not cost a fresh allocation each time.
+static void cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r) {
+	r->len = 0;
+	r->has_error = 0;
+	r->ok = 0;
 	TSTree *t = ts_parser_parse_string(p, NULL, src, n);
 	if (!t) {
 		ts_parser_reset(p);
-		return r;
+		return;
 	}
 	TSNode root = ts_tree_root_node(t);
-	r.has_error = ts_node_has_error(root);
-	r.ok = 1;
+	r->has_error = ts_node_has_error(root);
+	r->ok = 1;
 	ts_query_cursor_exec(c, q, root);
 	TSQueryMatch m;
 	while (ts_query_cursor_next_match(c, &m)) {
-		if (!cl_push(&r, m.pattern_index) || !cl_push(&r, m.capture_count)) { r.ok = -1; break; }
+		if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
 		for (uint16_t i = 0; i < m.capture_count; i++) {
 			TSNode nd = m.captures[i].node;
-			if (!cl_push(&r, m.captures[i].index) || !cl_push(&r, ts_node_start_byte(nd)) || !cl_push(&r, ts_node_end_byte(nd))) { r.ok = -1; break; }
+			if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
 		}
-		if (r.ok < 0) break;
+		if (r->ok < 0) break;
 	}
 	ts_tree_delete(t);
-	return r;
 }
+
+static cl_result *cl_result_new(void) { return calloc(1, sizeof(cl_result)); }
+static void cl_result_free(cl_result *r) { if (r) { free(r->data); free(r); } }
 
 static TSQuery *cl_query_new(const TSLanguage *l, const char *src, uint32_t n, uint32_t *off, int *typ) {
 	return ts_query_new(l, src, n, off, typ);
@@ -102,7 +108,8 @@ type tsRunner struct {
 	parser *C.TSParser
 	query  *C.TSQuery
 	cursor *C.TSQueryCursor
-	names  []string // capture names by id
+	res    *C.cl_result // reused result buffer
+	names  []string     // capture names by id
 }
 
 // langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
@@ -128,7 +135,11 @@ func newTSRunner(grammar *sitter.Language, query string) (*tsRunner, error) {
 		C.ts_parser_delete(p)
 		return nil, errors.New("incompatible grammar version")
 	}
-	r := &tsRunner{parser: p, query: q, cursor: C.ts_query_cursor_new()}
+	r := &tsRunner{parser: p, query: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
+	if r.res == nil {
+		r.close()
+		return nil, errors.New("out of memory")
+	}
 	n := int(C.ts_query_capture_count(q))
 	for i := 0; i < n; i++ {
 		var ln C.uint32_t
@@ -139,29 +150,30 @@ func newTSRunner(grammar *sitter.Language, query string) (*tsRunner, error) {
 }
 
 // run parses src and returns the flattened matches and whether the tree has
-// syntax errors.
+// syntax errors. The returned slice points into C memory owned by r and is
+// valid only until the next call to run or close.
 func (r *tsRunner) run(src []byte) ([]uint32, bool, error) {
 	if len(src) == 0 {
 		src = []byte{'\n'}
 	}
 	p := (*C.char)(unsafe.Pointer(&src[0]))
-	res := C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)))
-	defer C.free(unsafe.Pointer(res.data))
+	C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)), r.res)
 	switch {
-	case res.ok == 0:
+	case r.res.ok == 0:
 		return nil, false, errors.New("tree-sitter returned no tree")
-	case res.ok < 0:
+	case r.res.ok < 0:
 		return nil, false, errors.New("out of memory collecting query matches")
 	}
-	out := make([]uint32, int(res.len))
-	if res.len > 0 {
-		copy(out, unsafe.Slice((*uint32)(unsafe.Pointer(res.data)), int(res.len)))
+	if r.res.len == 0 {
+		return nil, r.res.has_error != 0, nil
 	}
-	return out, res.has_error != 0, nil
+	return unsafe.Slice((*uint32)(unsafe.Pointer(r.res.data)), int(r.res.len)), r.res.has_error != 0, nil
 }
 
 // close frees the C objects.
 func (r *tsRunner) close() {
+	C.cl_result_free(r.res)
+	r.res = nil
 	C.ts_query_cursor_delete(r.cursor)
 	C.ts_query_delete(r.query)
 	C.ts_parser_delete(r.parser)
