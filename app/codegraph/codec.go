@@ -200,7 +200,7 @@ func decodeFileData(b []byte) (*fileData, error) {
 			df.Hash = d.u64()
 			df.Receiver = d.s()
 			df.SelfVar = d.s()
-			if df.Parent < -1 || int(df.Parent) >= k {
+			if df.Parent < -1 || int(df.Parent) >= k || df.Start > df.End {
 				d.err = errCorrupt
 			}
 		}
@@ -230,6 +230,9 @@ func decodeFileData(b []byte) (*fileData, error) {
 			im.Line = int32(d.i())
 			im.Start = uint32(d.u())
 			im.End = uint32(d.u())
+			if im.Start > im.End {
+				d.err = errCorrupt
+			}
 		}
 	}
 	if n := d.count(); n > 0 {
@@ -249,6 +252,9 @@ func decodeFileData(b []byte) (*fileData, error) {
 			fd.Globals[k].Name = d.s()
 			fd.Globals[k].Start = uint32(d.u())
 			fd.Globals[k].End = uint32(d.u())
+			if fd.Globals[k].Start > fd.Globals[k].End {
+				d.err = errCorrupt
+			}
 		}
 	}
 	if n := d.count(); n > 0 {

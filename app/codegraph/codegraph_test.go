@@ -877,3 +877,24 @@ func TestReexports(t *testing.T) {
 		t.Errorf("unresolved: %v", g.Stats().UnresolvedSample)
 	}
 }
+
+func TestCodeAfterFileShrank(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	price := byQual(t, g, "pkg.models.Item.price")
+	if err := os.WriteFile(filepath.Join(root, "pkg", "models.py"), []byte("x = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Code(price.ID); err == nil || !strings.Contains(err.Error(), "changed since it was indexed") {
+		t.Errorf("Code of a shrunk file: %v", err)
+	}
+	if _, err := g.Slice(byQual(t, g, "app.main").ID); err == nil {
+		t.Error("Slice over a shrunk file should fail")
+	}
+	if err := os.Remove(filepath.Join(root, "pkg", "models.py")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Code(price.ID); err == nil {
+		t.Error("Code of a deleted file should fail")
+	}
+}

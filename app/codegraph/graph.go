@@ -415,7 +415,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n.EndByte > len(src) {
+		if n.EndByte > len(src) || n.StartByte > n.EndByte {
 			return nil, fmt.Errorf("slice %s: file changed since it was indexed (re-index it)", n.Path)
 		}
 		code := src[n.StartByte:n.EndByte]
@@ -448,7 +448,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	for _, p := range fileOrder {
 		src := files[p]
 		for _, im := range g.imports[p] {
-			if !im.external || int(im.end) > len(src) {
+			if !im.external || int(im.end) > len(src) || im.start > im.end {
 				continue
 			}
 			line := strings.TrimSpace(string(src[im.start:im.end]))
@@ -470,7 +470,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	for _, p := range fileOrder {
 		src := files[p]
 		for _, gl := range g.globals[p] {
-			if int(gl.End) > len(src) {
+			if int(gl.End) > len(src) || gl.Start > gl.End {
 				continue
 			}
 			used := false
