@@ -10,6 +10,6 @@ bin="$(mktemp -d)/bench-codegraph"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./scripts/bench-codegraph
 "$bin" "$@"
-echo
-echo "go test -bench (same corpus):"
-go test -run '^$' -bench . -benchtime 3x ./app/codegraph/ | grep -E '^Benchmark|^ok'
+# The Go benchmarks of the package (IndexCold, BareParse, Reopen, UpdateOneFile*,
+# Queries) run with `go test -run '^$' -bench . ./app/codegraph/` (make bench runs
+# them for every package).
