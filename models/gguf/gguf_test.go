@@ -133,3 +133,22 @@ func TestSupportedArchitecture(t *testing.T) {
 		t.Fatal("architecture table")
 	}
 }
+
+func TestDuplicateTokensCounted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "d.gguf")
+	long := make([]string, 2000) // longer than the kept-array limit
+	for i := range long {
+		long[i] = string(rune('a'+i%26)) + string(rune('A'+i/26))
+	}
+	long[1999] = long[0]
+	if err := Write(p, []KV{{Key: "tokenizer.ggml.tokens", Value: long}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.DuplicateTokens != 1 || g.ArrayLen("tokenizer.ggml.tokens") != 2000 {
+		t.Fatalf("dups %d len %d", g.DuplicateTokens, g.ArrayLen("tokenizer.ggml.tokens"))
+	}
+}
