@@ -72,6 +72,7 @@ func TestEndToEndGUI(t *testing.T) {
 		}
 	}
 	shot := func(name string) {
+		time.Sleep(700 * time.Millisecond) // let the window paint the state it reported
 		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
 		cmd.Env = append(os.Environ(), "DISPLAY="+display)
 		if b, err := cmd.CombinedOutput(); err != nil {
