@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -151,4 +152,28 @@ func TestDuplicateTokensCounted(t *testing.T) {
 	if g.DuplicateTokens != 1 || g.ArrayLen("tokenizer.ggml.tokens") != 2000 {
 		t.Fatalf("dups %d len %d", g.DuplicateTokens, g.ArrayLen("tokenizer.ggml.tokens"))
 	}
+}
+
+// FuzzRead: no input makes the header reader panic, hang or allocate wildly.
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	c := TinyLlama()
+	c.Vocab = BaseVocab
+	if err := WriteTo(&buf, []KV{{Key: "general.architecture", Value: "llama"}, {Key: "a", Value: []int32{1, 2}}, {Key: "s", Value: "x"}},
+		[]TensorSpec{{Name: "w", Dims: []uint64{32, 2}, Type: TypeQ8_0}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("GGUF\x03\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read(bytes.NewReader(data), int64(len(data)))
+		if err == nil {
+			// a header that parses has all its tensor data inside the input
+			for _, ti := range g.Tensors {
+				if g.DataOffset+ti.Offset+ti.Bytes() > uint64(len(data)) {
+					t.Fatalf("tensor %s beyond the data", ti.Name)
+				}
+			}
+		}
+	})
 }
