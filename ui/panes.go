@@ -16,7 +16,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"codeloom/app/codegraph"
 	"codeloom/app/memory"
+	"codeloom/app/pipeline"
 	"codeloom/models"
 	"codeloom/runtime"
 )
@@ -422,9 +424,10 @@ func (p *bottomPanes) ask() {
 	if code := p.w.code.MarkedText(); code != "" {
 		ctxText = fmt.Sprintf("Code of %s (%s):\n```\n%s\n```\n\n", p.w.code.nodeName, p.w.code.Path(), code)
 	}
-	msgs := []models.Message{
-		{Role: "system", Content: "You are CodeLoom, a careful coding assistant. Answer briefly and concretely."},
-		{Role: "user", Content: ctxText + q},
+	var gather func(ctx context.Context) (string, error)
+	if cgp, ok := p.w.project.(interface{ Codegraph() *codegraph.Project }); ok {
+		rc := pipeline.RetrievalContext{Graph: cgp.Codegraph().Graph, Engine: eng, ModelID: p.w.model}
+		gather = func(ctx context.Context) (string, error) { return rc.Gather(ctx, q, 1500) }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.askMu.Lock()
@@ -436,6 +439,19 @@ func (p *bottomPanes) ask() {
 	var buf strings.Builder
 	go func() {
 		defer cancel()
+		// Context: the selected node's code plus what retrieval finds in the
+		// project for the question (graph + lexical search).
+		if gather != nil {
+			if found, err := gather(ctx); err == nil && found != "" {
+				ctxText += "Relevant code from the project:\n" + found + "\n\n"
+			} else if err != nil {
+				slog.Warn("ask: gather context", "err", err)
+			}
+		}
+		msgs := []models.Message{
+			{Role: "system", Content: "You are CodeLoom, a careful coding assistant. Answer briefly and concretely."},
+			{Role: "user", Content: ctxText + q},
+		}
 		_, err := eng.Generate(ctx, msgs, models.GenOptions{MaxTokens: 512, Temperature: 0.2}, func(tok string) {
 			mu.Lock()
 			buf.WriteString(tok)

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -192,7 +193,7 @@ func (w *Workbench) build() {
 	w.treeFilter.OnChanged = func(s string) { w.refreshTree(true) }
 
 	w.search = widget.NewEntry()
-	w.search.SetPlaceHolder("Search nodes (fuzzy), Enter to jump")
+	w.search.SetPlaceHolder("Search nodes (fuzzy, Ctrl+F), Enter to jump")
 	w.search.OnSubmitted = w.jumpTo
 
 	w.depth = widget.NewSelect([]string{"depth 1", "depth 2", "depth 3", "depth 4"}, func(string) {
@@ -242,6 +243,9 @@ func (w *Workbench) build() {
 	statusBar := container.NewBorder(nil, nil, nil, w.progBox, w.status)
 	w.win.SetContent(container.NewBorder(toolbar, statusBar, nil, nil, w.splitMain))
 	w.win.SetMainMenu(w.mainMenu())
+	w.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
+		w.win.Canvas().Focus(w.search)
+	})
 	w.win.Canvas().AddShortcut(saveShortcut(), func(fyne.Shortcut) {
 		if w.code.Editing() {
 			w.save(w.code.Text())

@@ -579,3 +579,26 @@ func TestSplitSizesAreRemembered(t *testing.T) {
 		t.Errorf("split offsets %v %v, want 0.3 0.4", w2.splitMain.Offset, w2.splitGraph.Offset)
 	}
 }
+
+func TestAskStreamsAnswerWithContext(t *testing.T) {
+	eng := models.NewScripted("bulk_discount gives 5 % from 50 units and 10 % above 100.")
+	w, project := newTestWorkbench(t, Options{Engine: eng})
+	openSample(t, w, project)
+	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	w.panes.prompt.SetText("what discount do 100 units get?")
+	test.Tap(w.panes.askBtn)
+	waitFor(t, "the answer", func() bool {
+		return !w.panes.askBtn.Disabled() && strings.Contains(w.panes.answer.Text, "10 % above 100")
+	})
+	calls := eng.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d model calls", len(calls))
+	}
+	var prompt string
+	for _, m := range calls[0].Messages {
+		prompt += m.Content
+	}
+	if !strings.Contains(prompt, "def bulk_discount(") || !strings.Contains(prompt, "what discount do 100 units get?") {
+		t.Errorf("prompt lacks the selected code or the question:\n%s", prompt)
+	}
+}
