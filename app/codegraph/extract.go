@@ -434,9 +434,52 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error
 			}
 		}
 	}
+	// A non-call use can only bind to a name the file itself defines or
+	// imports (or a typed variable): drop the rest early. Not for languages
+	// whose files share a scope (Go packages) nor with wildcard imports.
+	var bindable map[string]bool
+	if !e.lang.sharedScope {
+		bindable = make(map[string]bool, len(fd.Defs)+len(fd.Imports)+8)
+		for _, d := range fd.Defs {
+			bindable[d.Name] = true
+		}
+		for _, im := range fd.Imports {
+			if im.Wildcard {
+				bindable = nil
+				break
+			}
+			for _, n := range []string{im.Alias, im.Name, im.Module} {
+				if n != "" {
+					first, _, _ := strings.Cut(n, ".")
+					bindable[first] = true
+				}
+			}
+		}
+		if bindable != nil {
+			for _, sn := range e.lang.selfNames {
+				bindable[sn] = true
+			}
+			bindable["super()"] = true
+			for _, r := range refs {
+				if r.r.Kind == refAssign {
+					first, _, _ := strings.Cut(r.r.Name, ".")
+					bindable[first] = true
+				}
+			}
+		}
+	}
 	for _, r := range refs {
 		if r.r.Kind == refLocal && !used[r.r.Name] {
 			continue
+		}
+		if r.r.Kind == refUse && bindable != nil {
+			first := r.r.Name
+			if r.r.Object != "" {
+				first, _, _ = strings.Cut(r.r.Object, ".")
+			}
+			if !bindable[first] {
+				continue
+			}
 		}
 		r.r.Def = enclosing(fd.Defs, r.start)
 		if r.r.Kind == refLocal && r.r.Def < 0 {

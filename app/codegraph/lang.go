@@ -43,6 +43,9 @@ type language struct {
 	// importFns are the functions whose @fn capture makes a call an import
 	// (e.g. require).
 	importFns map[string]bool
+	// sharedScope: the files of a module share one scope (Go packages), so a
+	// name a file neither defines nor imports may still be bound.
+	sharedScope bool
 	// docComments: take the comment block right above a definition as its doc.
 	docComments bool
 	// cleanDoc turns a captured @doc node's text into plain text.

@@ -63,6 +63,7 @@ func newGo() *language {
 		builtins:    setOf(goBuiltins),
 		envObjects:  setOf("os.Getenv os.LookupEnv"),
 		docComments: true,
+		sharedScope: true,
 		moduleKeys:  goModuleKeys,
 		importKeys:  func(_ *projectInfo, _ string, module string) []string { return []string{module} },
 		packageName: func(module string) string { return module },
