@@ -795,3 +795,29 @@ func TestModelTimeoutIsAClearError(t *testing.T) {
 	}
 	sameFiles(t, before, tree(t, f.root))
 }
+
+func TestWholeFileRewriteNeedsThePolicy(t *testing.T) {
+	f := newFixture(t)
+	fixed := strings.Replace(tree(t, f.root)["inventory/pricing.py"], "if quantity > 100:", "if quantity >= 100:", 1)
+	whole := "FILE: inventory/pricing.py\n```python\n" + fixed + "```\n"
+	// Refused by default: re-asked, then a diff is accepted.
+	eng := models.NewScripted("edit", planAnswer, whole, directFix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	_, out, _ := run(t, f.config(eng, ap), "fix the bulk discount boundary")
+	if c := out.Last(); c.Status != StatusPassed || !strings.Contains(eng.Calls()[3].Messages[3].Content, "already exists") {
+		t.Fatalf("cycle = %+v", c)
+	}
+	// Allowed by policy: applied as is.
+	f2 := newFixture(t)
+	eng2 := models.NewScripted("edit", planAnswer, whole)
+	ap2 := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	cfg := f2.config(eng2, ap2)
+	cfg.Policy.AllowOverwrite = true
+	_, out2, _ := run(t, cfg, "fix the bulk discount boundary")
+	if c := out2.Last(); c.Status != StatusPassed || c.Changes[0].Changes[0].Added != 1 {
+		t.Fatalf("cycle = %+v", c)
+	}
+	if !strings.Contains(eng2.Calls()[2].Messages[1].Content, "or the whole new content of an existing file") {
+		t.Fatal("prompt does not offer whole-file rewrites")
+	}
+}

@@ -44,6 +44,7 @@ func (g GatePolicy) On() bool { return g.Enabled == nil || *g.Enabled }
 //
 //	max_fix_attempts: 4      # debug-loop rounds before asking for guidance
 //	max_reasks: 2            # re-asks for a malformed or inapplicable patch
+//	allow_overwrite: false   # may FILE: blocks replace existing files?
 //	gates:
 //	  syntax: {enabled: true, timeout: 1m}
 //	  static: {enabled: true}              # ruff/mypy/staticcheck when installed
@@ -51,8 +52,12 @@ func (g GatePolicy) On() bool { return g.Enabled == nil || *g.Enabled }
 //	  probe:  {command: [python3, -m, inventory.cli, report], timeout: 30s}
 //	limits: {memory_mb: 1024, procs: 128}
 type Policy struct {
-	MaxFixAttempts int                   `yaml:"max_fix_attempts,omitempty" json:"max_fix_attempts"`
-	MaxReasks      int                   `yaml:"max_reasks,omitempty" json:"max_reasks"`
+	MaxFixAttempts int `yaml:"max_fix_attempts,omitempty" json:"max_fix_attempts"`
+	MaxReasks      int `yaml:"max_reasks,omitempty" json:"max_reasks"`
+	// AllowOverwrite lets FILE: blocks replace existing files (off: they
+	// only create files, and existing files change through diffs or
+	// SEARCH/REPLACE blocks, which show exactly what changes).
+	AllowOverwrite bool                  `yaml:"allow_overwrite,omitempty" json:"allow_overwrite,omitempty"`
 	Gates          map[string]GatePolicy `yaml:"gates,omitempty" json:"gates,omitempty"`
 	Limits         struct {
 		MemoryMB int `yaml:"memory_mb,omitempty" json:"memory_mb,omitempty"`

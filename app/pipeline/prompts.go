@@ -62,6 +62,8 @@ type promptData struct {
 	Frames        []Frame
 	PreviousPatch string
 	Error         string
+	// AllowOverwrite: FILE: blocks may replace existing files.
+	AllowOverwrite bool
 }
 
 // Render executes the template name ("coder", "debugger", …) with data.
