@@ -222,17 +222,29 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	for i, p := range paths {
 		ordered[i] = b.fbs[p]
 	}
-	affected := changed
-	if structural {
-		affected = ordered
+	// Files came or went: every file may resolve differently.
+	sameFiles := old != nil && len(old) == len(files)
+	for p := range files {
+		if old[p] == nil {
+			sameFiles = false
+			break
+		}
 	}
-	sort.Slice(affected, func(i, j int) bool { return affected[i].fd.Path < affected[j].fd.Path })
-
 	if structural || b.nodeByID == nil {
 		b.tables(ordered)
 	} else {
 		b.patchTables(old, changed)
 	}
+	affected := changed
+	switch {
+	case structural && sameFiles:
+		// An interface changed: re-resolve the changed files and every file
+		// that can see them (importers, transitively; Go package siblings).
+		affected = b.dependents(changed, ordered)
+	case structural:
+		affected = ordered
+	}
+	sort.Slice(affected, func(i, j int) bool { return affected[i].fd.Path < affected[j].fd.Path })
 	for _, fb := range affected {
 		fb.scopeState = 0
 		fb.scope = nil
@@ -264,6 +276,42 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	}
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
 	return b.assemble(ordered, env)
+}
+
+// dependents returns the changed files plus every file whose resolution can
+// depend on them: importers (from their resolved import edges), transitively,
+// and files sharing a module key (Go packages).
+func (b *builder) dependents(changed, ordered []*fileBuild) []*fileBuild {
+	importers := map[string][]*fileBuild{} // imported file ID → importers
+	for _, fb := range ordered {
+		if fb.res == nil {
+			continue
+		}
+		for _, e := range fb.res.edges {
+			if e.Kind == EdgeImports {
+				importers[e.To] = append(importers[e.To], fb)
+			}
+		}
+	}
+	seen := map[*fileBuild]bool{}
+	queue := append([]*fileBuild(nil), changed...)
+	for _, fb := range queue {
+		seen[fb] = true
+	}
+	for i := 0; i < len(queue); i++ {
+		fb := queue[i]
+		next := importers[fb.fileID]
+		if fb.lang != nil && fb.lang.sharedScope {
+			next = append(next, b.modules[modKey(fb.lang.family, fb.key)]...)
+		}
+		for _, d := range next {
+			if !seen[d] {
+				seen[d] = true
+				queue = append(queue, d)
+			}
+		}
+	}
+	return queue
 }
 
 // namesModules reports files whose presence or content changes how other

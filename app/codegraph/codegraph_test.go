@@ -672,6 +672,30 @@ func TestIncrementalUpdateAndStableIDs(t *testing.T) {
 	}
 	sameGraph(t, g5, openT(t, root, Options{NoCache: true}).Graph())
 
+	// A new definition that an importer already calls (unresolved until now),
+	// and one that only a transitive importer reaches through a re-export.
+	app := filepath.Join(root, "app.py")
+	asrc, _ := os.ReadFile(app)
+	os.WriteFile(app, append(asrc, []byte("\n\ndef later_user():\n    pkg.util.later()\n")...), 0o644)
+	if _, err := p.UpdateFiles(context.Background(), []string{app}); err != nil {
+		t.Fatal(err)
+	}
+	src, _ = os.ReadFile(util)
+	os.WriteFile(util, append(src, []byte("\n\ndef later():\n    pass\n")...), 0o644)
+	g6, err := p.UpdateFiles(context.Background(), []string{util})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEdge(t, g6, "app.later_user", "pkg.util.later", EdgeCalls)
+	sameGraph(t, g6, openT(t, root, Options{NoCache: true}).Graph())
+	// Removing it again drops the edge and counts the call as unresolved.
+	os.WriteFile(util, src, 0o644)
+	g7, err := p.UpdateFiles(context.Background(), []string{util})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameGraph(t, g7, openT(t, root, Options{NoCache: true}).Graph())
+
 	// A separate index of the same tree elsewhere yields the same IDs.
 	root2 := writeTree(t, pyFixture)
 	gOther := openT(t, root2, Options{NoCache: true}).Graph()
@@ -897,4 +921,25 @@ func TestCodeAfterFileShrank(t *testing.T) {
 	if _, err := g.Code(price.ID); err == nil {
 		t.Error("Code of a deleted file should fail")
 	}
+}
+
+func TestIncrementalThroughReexport(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"pkg/__init__.py": "from .models import *\n",
+		"pkg/models.py":   "class A:\n    pass\n",
+		"app.py":          "import pkg\n\n\ndef main():\n    pkg.B()\n",
+		"other.py":        "def unrelated():\n    pass\n",
+	})
+	p := openT(t, root, Options{NoCache: true})
+	if p.Graph().Stats().Unresolved != 1 {
+		t.Fatalf("pkg.B should be unresolved first: %v", p.Graph().Stats().UnresolvedSample)
+	}
+	models := filepath.Join(root, "pkg", "models.py")
+	os.WriteFile(models, []byte("class A:\n    pass\n\n\nclass B:\n    pass\n"), 0o644)
+	g, err := p.UpdateFiles(context.Background(), []string{models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEdge(t, g, "app.main", "pkg.models.B", EdgeCalls)
+	sameGraph(t, g, openT(t, root, Options{NoCache: true}).Graph())
 }
