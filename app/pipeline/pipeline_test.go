@@ -821,3 +821,52 @@ func TestWholeFileRewriteNeedsThePolicy(t *testing.T) {
 		t.Fatal("prompt does not offer whole-file rewrites")
 	}
 }
+
+func TestGoProjectGates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go module")
+	}
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod":       "module example.com/calc\n\ngo 1.21\n",
+		"calc.go":      "package calc\n\n// Max returns the larger of a and b.\nfunc Max(a, b int) int {\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n}\n",
+		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestMax(t *testing.T) {\n\tif got := Max(2, 3); got != 3 {\n\t\tt.Fatalf(\"Max(2, 3) = %d\", got)\n\t}\n}\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := memory.OpenProject(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	proj, err := codegraph.Open(context.Background(), root, codegraph.Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proj.Close()
+	fix := "calc.go\n<<<<<<< SEARCH\n\tif a < b {\n=======\n\tif a > b {\n>>>>>>> REPLACE\n"
+	eng := models.NewScripted("debug", `{"steps":[{"objective":"fix Max","files":["calc.go"],"tests":["calc_test.go"],"risks":"none"}]}`, fix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	_, out, events := run(t, Config{Root: root, Engine: eng, Runner: runtime.New(runtime.WithRecorder(store)),
+		Approver: ap, Guidance: ap, Memory: store, Graph: proj}, "TestMax fails")
+	if c := out.Last(); c.Status != StatusPassed {
+		t.Fatalf("cycle = %+v", c)
+	}
+	var names []string
+	for _, e := range events {
+		if e.Type == EventGate {
+			names = append(names, e.Gate.Name+":"+e.Gate.Status)
+		}
+	}
+	// debug reproduces first (tests fail), then syntax (go vet) … probe (go build) pass.
+	want := "syntax:skipped static:skipped tests:failed probe:skipped syntax:passed static:skipped tests:passed probe:passed"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("gates = %s", strings.Join(names, " "))
+	}
+	if dbg := eng.Calls()[2].Messages[1].Content; !strings.Contains(dbg, "Max(2, 3) = 2") || !strings.Contains(dbg, "calc_test.go:7") {
+		t.Fatalf("debugger prompt lacks the go test failure:\n%s", dbg)
+	}
+}
