@@ -449,16 +449,15 @@ func (p *Pipeline) messages(role, tmpl string, data promptData) ([]models.Messag
 	return []models.Message{{Role: models.RoleSystem, Content: sys}, {Role: models.RoleUser, Content: user}}, nil
 }
 
-// normalizeKind maps an answer to a request kind, or "".
+// normalizeKind maps an answer to a request kind: the first word of the
+// answer that names a kind ("edit", "It is a debug request." → "debug"),
+// or "" when none does.
 func normalizeKind(s string) string {
-	f := strings.Fields(strings.ToLower(strings.Trim(strings.TrimSpace(s), "\"'`.:")))
-	if len(f) == 0 {
-		return ""
-	}
-	w := strings.Trim(f[0], "\"'`.:,")
-	for _, k := range Kinds {
-		if w == k {
-			return k
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r < 'a' || r > 'z' }) {
+		for _, k := range Kinds {
+			if w == k {
+				return k
+			}
 		}
 	}
 	return ""

@@ -870,3 +870,12 @@ func TestGoProjectGates(t *testing.T) {
 		t.Fatalf("debugger prompt lacks the go test failure:\n%s", dbg)
 	}
 }
+
+func TestNormalizeKind(t *testing.T) {
+	for in, want := range map[string]string{"edit": "edit", " Debug.\n": "debug", "This is an explain request": "explain",
+		"`create`": "create", "refactor": "", "": "", "running": ""} {
+		if got := normalizeKind(in); got != want {
+			t.Fatalf("normalizeKind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
