@@ -9,6 +9,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
+
+	_ "codeloom/ui/internal/localefix" // before Fyne reads the locale
 )
 
 // AppID is the application ID (also in FyneApp.toml).
