@@ -277,7 +277,7 @@ func (p *bottomPanes) runTask() {
 		mu.Unlock()
 		show(true)
 		fyne.Do(func() {
-			p.setBusy(false)
+			defer p.setBusy(false) // last: tests wait on it
 			if w.project == nil {
 				return
 			}
