@@ -443,6 +443,16 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			continue
 		}
 		k := hintKey{scope: r.Def, name: r.Name}
+		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !strings.Contains(r.Name, ".") && r.Name != returnHint {
+			// A class-body attribute (x: Foo, x = Foo()) is also self.x.
+			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
+			if fb.hints == nil {
+				fb.hints = map[hintKey][]string{}
+			}
+			if !containsStr(fb.hints[ak], r.Object) {
+				fb.hints[ak] = append(fb.hints[ak], r.Object)
+			}
+		}
 		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
 			ci := enclosingClassIdx(fd, r.Def)
 			if ci < 0 {

@@ -943,3 +943,27 @@ func TestIncrementalThroughReexport(t *testing.T) {
 	wantEdge(t, g, "app.main", "pkg.models.B", EdgeCalls)
 	sameGraph(t, g, openT(t, root, Options{NoCache: true}).Graph())
 }
+
+func TestClassAttributeTypes(t *testing.T) {
+	root := writeTree(t, map[string]string{"m.py": `from dataclasses import dataclass
+
+
+class Engine:
+    def start(self):
+        pass
+
+
+@dataclass
+class Car:
+    engine: Engine
+    spare: "Engine" = None
+
+    def go(self):
+        self.engine.start()
+`})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	wantEdge(t, g, "m.Car.go", "m.Engine.start", EdgeCalls)
+	if n := byQual(t, g, "m.Car"); n.StartLine != 9 || !strings.HasPrefix(n.Signature, "@dataclass class Car") {
+		t.Errorf("decorated class: line %d signature %q", n.StartLine, n.Signature)
+	}
+}

@@ -36,6 +36,7 @@ const pythonQuery = `
 
 (assignment left: (identifier) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
+(assignment left: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (function_definition return_type: (type [(identifier) (attribute)] @object)) @ref.assign
 (return_statement (call function: [(identifier) (attribute)] @object)) @ref.assign
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
