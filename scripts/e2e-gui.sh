@@ -17,5 +17,5 @@ done
 export CODELOOM_E2E_BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 export CODELOOM_E2E_OUT="${CODELOOM_E2E_OUT:-$(pwd)/build/e2e}"
 mkdir -p "$CODELOOM_E2E_OUT"
-go test -count=1 -run '^TestEndToEndGUI$' -v ./ui/
+go test -count=1 -run '^TestEndToEnd' -v ./ui/
 echo "e2e-gui: screenshots in $CODELOOM_E2E_OUT"

@@ -35,6 +35,7 @@ type AutomationState struct {
 	Versions  int             `json:"versions"`
 	Scale     float32         `json:"scale"`
 	EditBtn   AutoBox         `json:"edit_button"` // the code pane's Edit/View button
+	OpenBtn   AutoBox         `json:"open_button"` // Open Folder…
 	Editor    AutoBox         `json:"editor"`      // the code pane's text area
 	Extra     json.RawMessage `json:"extra,omitempty"`
 }
@@ -80,7 +81,7 @@ func (w *Workbench) State() AutomationState {
 		}
 		return AutoBox{}
 	}
-	s.EditBtn, s.Editor = box(w.code.editBtn), box(w.code.stack)
+	s.EditBtn, s.Editor, s.OpenBtn = box(w.code.editBtn), box(w.code.stack), box(w.openBtn)
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
 	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {

@@ -242,3 +242,81 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatalf("copy %s: %v", src, err)
 	}
 }
+
+// TestEndToEndNativeFolderDialog proves the sqweek/dialog GTK folder chooser
+// under Xvfb after Fyne's GL window is up (the hazard of sqweek/dialog
+// issues 51 and 58): with CODELOOM_NATIVE_DIALOGS=1, Open Folder… shows the
+// GTK dialog, the process does not crash and the Fyne window keeps running
+// (its automation file keeps being rewritten) while the dialog is open.
+func TestEndToEndNativeFolderDialog(t *testing.T) {
+	bin := os.Getenv("CODELOOM_E2E_BIN")
+	if bin == "" {
+		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
+	}
+	bin, _ = filepath.Abs(bin)
+	tmp := t.TempDir()
+	project := filepath.Join(tmp, "sample")
+	copyTree(t, filepath.Join("..", "assets", "sample"), project)
+	display := startXvfb(t)
+	state := filepath.Join(tmp, "state.json")
+	app := exec.Command(bin, "open", project)
+	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state, "CODELOOM_NATIVE_DIALOGS=1",
+		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
+	var log strings.Builder
+	app.Stdout, app.Stderr = &log, &log
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	t.Cleanup(func() { app.Process.Kill(); <-exited })
+	read := func() (AutomationState, bool) {
+		var s AutomationState
+		b, err := os.ReadFile(state)
+		return s, err == nil && json.Unmarshal(b, &s) == nil
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	var s AutomationState
+	for {
+		if st, ok := read(); ok && st.NodeCount > 0 {
+			s = st
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no graph")
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	xdo := func(args ...string) string {
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		b, _ := cmd.CombinedOutput()
+		return strings.TrimSpace(string(b))
+	}
+	xdo("mousemove", fmt.Sprint(int(s.OpenBtn.X+s.OpenBtn.W/2)), fmt.Sprint(int(s.OpenBtn.Y+s.OpenBtn.H/2)))
+	xdo("click", "1")
+	found := false
+	for i := 0; i < 100 && !found; i++ {
+		select {
+		case err := <-exited:
+			t.Fatalf("app died after opening the native dialog: %v\n%s", err, log.String())
+		default:
+		}
+		found = xdo("search", "--name", "Open project folder|Open Folder") != ""
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !found {
+		t.Fatalf("no native folder dialog appeared; log:\n%s", log.String())
+	}
+	before, _ := read()
+	time.Sleep(2 * time.Second)
+	after, ok := read()
+	select {
+	case err := <-exited:
+		t.Fatalf("app died with the native dialog open: %v\n%s", err, log.String())
+	default:
+	}
+	if !ok || !after.Time.After(before.Time) {
+		t.Errorf("Fyne window stopped updating while the native dialog was open")
+	}
+}

@@ -87,6 +87,7 @@ type Workbench struct {
 	search     *widget.Entry
 	depth      *widget.Select
 	status     *widget.Label
+	openBtn    *widget.Button
 	progress   *widget.ProgressBar
 	progressTx *widget.Label
 	cancelBtn  *widget.Button
@@ -214,6 +215,7 @@ func (w *Workbench) build() {
 	w.progBox.Hide()
 
 	openBtn := widget.NewButtonWithIcon("Open Folder…", theme.FolderOpenIcon(), w.chooseFolder)
+	w.openBtn = openBtn
 	recentBtn := widget.NewButtonWithIcon("Recent", theme.HistoryIcon(), nil)
 	recentBtn.OnTapped = func() { w.showRecent(recentBtn) }
 	overviewBtn := widget.NewButtonWithIcon("Overview", theme.HomeIcon(), func() {
