@@ -87,6 +87,7 @@ type Workbench struct {
 	search     *widget.Entry
 	depth      *widget.Select
 	status     *widget.Label
+	viewInfo   *widget.Label
 	openBtn    *widget.Button
 	progress   *widget.ProgressBar
 	progressTx *widget.Label
@@ -164,8 +165,9 @@ func (w *Workbench) build() {
 	w.graph.OnLayout = func(v *graphview.View, err error) {
 		if err != nil {
 			w.setStatus("Graph layout failed: " + err.Error())
-		} else if w.project != nil && !w.indexing {
-			w.setStatus(fmt.Sprintf("%s: %d nodes, %d edges shown", v.Title, len(v.Nodes), len(v.Edges)))
+			w.viewInfo.SetText("")
+		} else {
+			w.viewInfo.SetText(fmt.Sprintf("%s · %d nodes · %d edges", v.Title, len(v.Nodes), len(v.Edges)))
 		}
 		w.writeState()
 	}
@@ -206,6 +208,8 @@ func (w *Workbench) build() {
 
 	w.panes = newBottomPanes(w)
 
+	w.viewInfo = widget.NewLabel("")
+	w.viewInfo.TextStyle = fyne.TextStyle{Italic: true}
 	w.status = widget.NewLabel("Open a folder to begin")
 	w.status.Truncation = fyne.TextTruncateEllipsis
 	w.progress = widget.NewProgressBar()
@@ -242,7 +246,7 @@ func (w *Workbench) build() {
 	w.splitMain = container.NewHSplit(side, w.splitCenter)
 	w.splitMain.Offset = w.app.Preferences().FloatWithFallback(prefSplitMain, 0.17)
 
-	statusBar := container.NewBorder(nil, nil, nil, w.progBox, w.status)
+	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(w.viewInfo, w.progBox), w.status)
 	w.win.SetContent(container.NewBorder(toolbar, statusBar, nil, nil, w.splitMain))
 	w.win.SetMainMenu(w.mainMenu())
 	w.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
