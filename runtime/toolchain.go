@@ -52,11 +52,65 @@ func FindPython(projectDir string) (string, error) {
 	looked = append(candidates, looked...)
 	for _, name := range []string{"python3", "python"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
+			return resolvePyenvShim(p, name, projectDir), nil
 		}
 		looked = append(looked, name+" on PATH")
 	}
 	return "", fmt.Errorf("python: %w: looked for %s", ErrToolchain, strings.Join(looked, ", "))
+}
+
+// resolvePyenvShim maps a pyenv shim (<root>/shims/python3, a shell script
+// that costs a second or more per start) to the interpreter pyenv would pick,
+// following pyenv's own order: $PYENV_VERSION, a .python-version file in the
+// project or its parents, then <root>/version. Anything it cannot map
+// (the "system" version, a missing interpreter) keeps the shim.
+func resolvePyenvShim(path, name, projectDir string) string {
+	shims := filepath.Dir(path)
+	if filepath.Base(shims) != "shims" {
+		return path
+	}
+	root := filepath.Dir(shims)
+	if fi, err := os.Stat(filepath.Join(root, "versions")); err != nil || !fi.IsDir() {
+		return path
+	}
+	version := strings.TrimSpace(strings.Split(os.Getenv("PYENV_VERSION"), ":")[0])
+	if version == "" && projectDir != "" {
+		if dir, err := filepath.Abs(projectDir); err == nil {
+			for ; ; dir = filepath.Dir(dir) {
+				if v := firstLine(filepath.Join(dir, ".python-version")); v != "" {
+					version = v
+					break
+				}
+				if filepath.Dir(dir) == dir {
+					break
+				}
+			}
+		}
+	}
+	if version == "" {
+		version = firstLine(filepath.Join(root, "version"))
+	}
+	if version == "" || version == "system" {
+		return path
+	}
+	if real := filepath.Join(root, "versions", version, "bin", name); isExecutable(real) {
+		return real
+	}
+	return path
+}
+
+// firstLine returns the first non-empty, non-comment line of a small file.
+func firstLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return strings.Fields(line)[0]
+		}
+	}
+	return ""
 }
 
 // FindGo returns the go command: go on PATH, then $GOROOT/bin/go, then
