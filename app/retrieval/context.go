@@ -36,6 +36,10 @@ type Context struct {
 	Budget  int      `json:"budget"`
 	Omitted []string `json:"omitted,omitempty"` // qualified names left out for the budget
 	Matches []Result `json:"matches"`
+	// Env maps the environment variables the chosen code reads to whether
+	// the project's .env sets them. Values are deliberately not kept: they
+	// may be secrets, and a context may be sent to a remote endpoint.
+	Env map[string]bool `json:"env,omitempty"`
 }
 
 // Text renders the context for a prompt: one fenced block per piece, headed
@@ -45,7 +49,24 @@ func (c *Context) Text() string {
 	for _, p := range c.Pieces {
 		b.WriteString(p.Text())
 	}
+	b.WriteString(c.envText())
 	return b.String()
+}
+
+// envText is the line naming the environment variables (no values).
+func (c *Context) envText() string {
+	if len(c.Env) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(c.Env))
+	for n, set := range c.Env {
+		if set {
+			n += " (set in .env)"
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "Environment variables read by this code: " + strings.Join(names, ", ") + "\n\n"
 }
 
 // Text renders one piece: a header with its place in the project, then its
@@ -160,6 +181,25 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 	for _, r := range results {
 		if n := codeNode(g, r.Node); n != nil {
 			cands = append(cands, cand{n, "related"})
+		}
+	}
+
+	// the environment the seeds' runnable slices read, counted first
+	for _, sd := range seeds {
+		if sl, err := g.Slice(sd.ID); err == nil {
+			for name, val := range sl.Env {
+				if out.Env == nil {
+					out.Env = map[string]bool{}
+				}
+				out.Env[name] = out.Env[name] || val != ""
+			}
+		}
+	}
+	if line := out.envText(); line != "" {
+		if t := o.Count(line); t < o.Budget/4 {
+			out.Tokens = t
+		} else {
+			out.Env = nil
 		}
 	}
 

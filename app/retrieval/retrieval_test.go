@@ -81,7 +81,13 @@ func TestContextAssembly(t *testing.T) {
 	if c.Tokens > c.Budget || c.Tokens == 0 || c.Tokens < models.EstimateTokens(c.Text())-len(c.Pieces) {
 		t.Fatalf("tokens %d budget %d", c.Tokens, c.Budget)
 	}
+	if !c.Env["TAX_RATE"] {
+		t.Fatalf("context env %v lacks TAX_RATE (read by tax_rate, set in the sample's .env)", c.Env)
+	}
 	txt := c.Text()
+	if !strings.Contains(txt, "TAX_RATE (set in .env)") || strings.Contains(txt, "=") && strings.Contains(txt, "TAX_RATE=") {
+		t.Fatalf("env line missing or leaks a value:\n%s", txt)
+	}
 	if !strings.Contains(txt, "def price_with_tax(price):") || !strings.Contains(txt, "inventory/pricing.py:") {
 		t.Fatalf("text:\n%s", txt)
 	}
