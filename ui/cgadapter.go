@@ -26,10 +26,16 @@ func (g cgGraph) Search(query string, limit int) []string {
 // cgProject adapts *codegraph.Project to Project.
 type cgProject struct{ p *codegraph.Project }
 
+// Root implements Project.
 func (c cgProject) Root() string { return c.p.Root() }
+
+// Graph implements Project.
 func (c cgProject) Graph() Graph { return cgGraph{c.p.Graph()} }
+
+// Close implements Project.
 func (c cgProject) Close() error { return c.p.Close() }
 
+// UpdateFiles implements Project.
 func (c cgProject) UpdateFiles(ctx context.Context, paths []string) (Graph, error) {
 	g, err := c.p.UpdateFiles(ctx, paths)
 	if err != nil {
