@@ -153,8 +153,11 @@ func BenchmarkReopen(b *testing.B) {
 }
 
 // benchUpdate applies one changed file to an open project, alternating
-// between two versions produced by edit.
-func benchUpdate(b *testing.B, edit func(orig []byte, i int) []byte) {
+// between two versions produced by edit. With fresh set, the file's kept
+// syntax tree is dropped before each update, so every update is a full parse
+// of the file (the first edit of a file); otherwise updates after the first
+// parse incrementally from the previous tree (repeated edits of one file).
+func benchUpdate(b *testing.B, fresh bool, edit func(orig []byte, i int) []byte) {
 	dir := copyCorpus(b, benchDir(b))
 	p, err := Open(context.Background(), dir, Options{NoCache: true})
 	if err != nil {
@@ -172,6 +175,9 @@ func benchUpdate(b *testing.B, edit func(orig []byte, i int) []byte) {
 		if err := os.WriteFile(target, edit(orig, i), 0o644); err != nil {
 			b.Fatal(err)
 		}
+		if fresh {
+			p.dropTrees()
+		}
 		b.StartTimer()
 		if _, err := p.UpdateFiles(context.Background(), []string{target}); err != nil {
 			b.Fatal(err)
@@ -182,18 +188,26 @@ func benchUpdate(b *testing.B, edit func(orig []byte, i int) []byte) {
 // BenchmarkUpdateOneFileBody edits inside a function body (the common edit):
 // only that file is parsed and its references resolved again.
 func BenchmarkUpdateOneFileBody(b *testing.B) {
-	benchUpdate(b, func(orig []byte, i int) []byte {
-		if i%2 == 0 {
-			return bytes.Replace(orig, []byte("_('usage: ')"), []byte("_('Usage: ')"), 1)
-		}
-		return orig
-	})
+	benchUpdate(b, false, bodyEdit)
+}
+
+// BenchmarkUpdateOneFileBodyFirst is the same edit with no kept tree: the
+// file is parsed from scratch each time.
+func BenchmarkUpdateOneFileBodyFirst(b *testing.B) {
+	benchUpdate(b, true, bodyEdit)
+}
+
+func bodyEdit(orig []byte, i int) []byte {
+	if i%2 == 0 {
+		return bytes.Replace(orig, []byte("_('usage: ')"), []byte("_('Usage: ')"), 1)
+	}
+	return orig
 }
 
 // BenchmarkUpdateOneFileNewDef adds a definition: the file's interface
 // changes, so every file's references are resolved again (no re-parse).
 func BenchmarkUpdateOneFileNewDef(b *testing.B) {
-	benchUpdate(b, func(orig []byte, i int) []byte {
+	benchUpdate(b, false, func(orig []byte, i int) []byte {
 		return append(append([]byte(nil), orig...), fmt.Sprintf("\ndef _bench_added_%d():\n    return len([])\n", i)...)
 	})
 }

@@ -182,11 +182,13 @@ type capture struct {
 }
 
 // extract parses src and fills fd's definitions, references and imports.
-func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData) error {
+// kt, when not nil, is the file's kept syntax tree: the parse is incremental
+// from it and it is updated to the new tree (see tsRunner.run).
+func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *keptTree) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	flat, hasErr, err := e.run.run(src)
+	flat, hasErr, err := e.run.run(src, kt)
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", fd.Path, err)
 	}

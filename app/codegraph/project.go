@@ -70,6 +70,62 @@ type Project struct {
 
 	idleMu sync.Mutex
 	idle   []map[*language]*extractor // parsers with compiled queries, reused across runs
+
+	treeMu sync.Mutex
+	trees  []*keptTreeEntry // syntax trees of recently updated files, most recent last
+}
+
+// maxKeptTrees bounds how many files keep their syntax tree between updates
+// (the files being edited); a tree costs a few times its file's size.
+const maxKeptTrees = 8
+
+type keptTreeEntry struct {
+	rel string
+	kt  *keptTree
+}
+
+// takeTree removes and returns the kept tree of rel for language l, or a new
+// empty one (the parse then keeps its tree for the next update).
+func (p *Project) takeTree(rel string, l *language) *keptTree {
+	p.treeMu.Lock()
+	defer p.treeMu.Unlock()
+	for i, e := range p.trees {
+		if e.rel == rel {
+			p.trees = append(p.trees[:i], p.trees[i+1:]...)
+			if e.kt.lang == l {
+				return e.kt
+			}
+			e.kt.free()
+			break
+		}
+	}
+	return &keptTree{lang: l}
+}
+
+// putTree keeps rel's tree, dropping the least recently used beyond
+// maxKeptTrees.
+func (p *Project) putTree(rel string, kt *keptTree) {
+	p.treeMu.Lock()
+	defer p.treeMu.Unlock()
+	if kt.tree == nil || p.closed {
+		kt.free()
+		return
+	}
+	p.trees = append(p.trees, &keptTreeEntry{rel: rel, kt: kt})
+	for len(p.trees) > maxKeptTrees {
+		p.trees[0].kt.free()
+		p.trees = p.trees[1:]
+	}
+}
+
+// dropTrees frees every kept tree.
+func (p *Project) dropTrees() {
+	p.treeMu.Lock()
+	defer p.treeMu.Unlock()
+	for _, e := range p.trees {
+		e.kt.free()
+	}
+	p.trees = nil
 }
 
 // takeExtractors returns a set of per-language extractors for one worker.
@@ -156,6 +212,7 @@ func (p *Project) Close() error {
 		}
 	}
 	p.idle = nil
+	p.dropTrees()
 	return nil
 }
 
@@ -163,6 +220,7 @@ func (p *Project) Close() error {
 type job struct {
 	wf     walkFile
 	cached *fileData
+	keep   bool // an update: parse incrementally from the file's kept tree, keep the new one
 }
 
 // result of processing one file.
@@ -372,7 +430,12 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 		}
 		exts[wf.lang] = ex
 	}
-	if err := ex.extract(ctx, src, fd); err != nil {
+	var kt *keptTree
+	if j.keep {
+		kt = p.takeTree(wf.rel, wf.lang)
+		defer p.putTree(wf.rel, kt)
+	}
+	if err := ex.extract(ctx, src, fd, kt); err != nil {
 		if ctx.Err() != nil {
 			return result{}, ctx.Err()
 		}
@@ -450,7 +513,7 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 		if !keep {
 			continue
 		}
-		jobs = append(jobs, job{wf: wf, cached: p.files[rel]})
+		jobs = append(jobs, job{wf: wf, cached: p.files[rel], keep: true})
 	}
 	results, err := p.process(ctx, jobs)
 	if err != nil {

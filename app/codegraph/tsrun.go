@@ -15,6 +15,11 @@ typedef struct TSQuery TSQuery;
 typedef struct TSQueryCursor TSQueryCursor;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
 typedef struct { TSNode node; uint32_t index; } TSQueryCapture;
+typedef struct { uint32_t row; uint32_t column; } TSPoint;
+typedef struct {
+	uint32_t start_byte, old_end_byte, new_end_byte;
+	TSPoint start_point, old_end_point, new_end_point;
+} TSInputEdit;
 typedef struct { uint32_t id; uint16_t pattern_index; uint16_t capture_count; const TSQueryCapture *captures; } TSQueryMatch;
 
 extern TSParser *ts_parser_new(void);
@@ -23,6 +28,7 @@ extern bool ts_parser_set_language(TSParser *, const TSLanguage *);
 extern TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
 extern void ts_parser_reset(TSParser *);
 extern void ts_tree_delete(TSTree *);
+extern void ts_tree_edit(TSTree *, const TSInputEdit *);
 extern TSNode ts_tree_root_node(const TSTree *);
 extern bool ts_node_has_error(TSNode);
 extern uint32_t ts_node_start_byte(TSNode);
@@ -60,14 +66,19 @@ static int cl_push(cl_result *r, uint32_t v) {
 // per file instead of several per captured node.
 // The result buffer r is reused from call to call (its data grows and is
 // kept), so large files do not cost a fresh allocation each time.
-static void cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r) {
+//
+// When old is not NULL it is the previous tree of the same file, already
+// edited with ts_tree_edit: tree-sitter then re-parses incrementally, reusing
+// the unchanged subtrees. When keep is set the new tree is returned (the
+// caller owns it) instead of being deleted.
+static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep) {
 	r->len = 0;
 	r->has_error = 0;
 	r->ok = 0;
-	TSTree *t = ts_parser_parse_string(p, NULL, src, n);
+	TSTree *t = ts_parser_parse_string(p, old, src, n);
 	if (!t) {
 		ts_parser_reset(p);
-		return;
+		return NULL;
 	}
 	TSNode root = ts_tree_root_node(t);
 	r->has_error = ts_node_has_error(root);
@@ -82,7 +93,9 @@ static void cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *
 		}
 		if (r->ok < 0) break;
 	}
+	if (keep && r->ok > 0) return t;
 	ts_tree_delete(t);
+	return NULL;
 }
 
 static cl_result *cl_result_new(void) { return calloc(1, sizeof(cl_result)); }
@@ -149,15 +162,90 @@ func newTSRunner(grammar *sitter.Language, query string) (*tsRunner, error) {
 	return r, nil
 }
 
+// keptTree is the syntax tree of a file kept after a parse, with the source
+// it was parsed from, so that the next version of the file is parsed
+// incrementally. Not safe for concurrent use; free with free.
+type keptTree struct {
+	tree *C.TSTree
+	src  []byte
+	lang *language
+}
+
+// free deletes the C tree.
+func (k *keptTree) free() {
+	if k != nil && k.tree != nil {
+		C.ts_tree_delete(k.tree)
+		k.tree = nil
+	}
+}
+
+// point returns the row and column (in bytes) of byte offset off of src.
+func point(src []byte, off int) C.TSPoint {
+	row, lineStart := 0, 0
+	for i := 0; i < off; i++ {
+		if src[i] == '\n' {
+			row++
+			lineStart = i + 1
+		}
+	}
+	return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(off - lineStart)}
+}
+
+// inputEdit describes old → src as one replaced span (common prefix and
+// suffix kept), the form ts_tree_edit takes.
+func inputEdit(old, src []byte) C.TSInputEdit {
+	n := min(len(old), len(src))
+	pre := 0
+	for pre < n && old[pre] == src[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < n-pre && old[len(old)-1-suf] == src[len(src)-1-suf] {
+		suf++
+	}
+	oldEnd, newEnd := len(old)-suf, len(src)-suf
+	return C.TSInputEdit{
+		start_byte:    C.uint32_t(pre),
+		old_end_byte:  C.uint32_t(oldEnd),
+		new_end_byte:  C.uint32_t(newEnd),
+		start_point:   point(old, pre),
+		old_end_point: point(old, oldEnd),
+		new_end_point: point(src, newEnd),
+	}
+}
+
 // run parses src and returns the flattened matches and whether the tree has
 // syntax errors. The returned slice points into C memory owned by r and is
 // valid only until the next call to run or close.
-func (r *tsRunner) run(src []byte) ([]uint32, bool, error) {
+//
+// When kt is not nil it is the file's kept tree: a tree left by the previous
+// parse is edited and reused (incremental parse), and the new tree replaces
+// it. Only trees without syntax errors are reused, so that error recovery
+// can never make an incremental parse differ from a fresh one.
+func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 	if len(src) == 0 {
 		src = []byte{'\n'}
 	}
 	p := (*C.char)(unsafe.Pointer(&src[0]))
-	C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)), r.res)
+	var old *C.TSTree
+	keep := C.int(0)
+	if kt != nil {
+		keep = 1
+		if kt.tree != nil {
+			e := inputEdit(kt.src, src)
+			C.ts_tree_edit(kt.tree, &e)
+			old = kt.tree
+		}
+	}
+	t := C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)), r.res, old, keep)
+	if kt != nil {
+		kt.free()
+		if t != nil && r.res.has_error == 0 {
+			kt.tree, kt.src = t, src
+		} else if t != nil {
+			C.ts_tree_delete(t)
+		}
+	}
 	switch {
 	case r.res.ok == 0:
 		return nil, false, errors.New("tree-sitter returned no tree")
