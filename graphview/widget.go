@@ -44,6 +44,10 @@ type GraphView struct {
 	// Synchronous lays views out on the calling goroutine (headless tests
 	// and benchmarks); the app leaves it false.
 	Synchronous bool
+	// NodeColor, when set, overrides the fill and outline of node id when it
+	// returns ok (e.g. a workflow step coloured by its state); call Refresh
+	// after what it reports changes.
+	NodeColor func(id string) (fill, line color.NRGBA, ok bool)
 
 	layouter *Layouter
 	marks    map[string]Mark
@@ -562,6 +566,11 @@ func (r *graphRenderer) place(s fyne.Size) {
 			fill, line = color.NRGBA{0xdc, 0xfc, 0xe7, 0xff}, color.NRGBA{0x16, 0xa3, 0x4a, 0xff}
 		case MarkFail:
 			fill, line = color.NRGBA{0xfe, 0xe2, 0xe2, 0xff}, color.NRGBA{0xdc, 0x26, 0x26, 0xff}
+		}
+		if g.NodeColor != nil {
+			if f, l, ok := g.NodeColor(no.id); ok {
+				fill, line = f, l
+			}
 		}
 		no.box.FillColor = fill
 		switch {

@@ -82,6 +82,7 @@ func (w *Workbench) State() AutomationState {
 		return AutoBox{}
 	}
 	s.EditBtn, s.Editor, s.OpenBtn = box(w.code.editBtn), box(w.code.stack), box(w.openBtn)
+	s.Extra = w.workflowExtra(box)
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
 	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {

@@ -59,6 +59,9 @@ type bottomPanes struct {
 	verSel    int
 	lessons   []memory.Lesson
 	lessonBox *widget.Label
+
+	wf    *workflowPane // the Workflow tab
+	wfTab *container.TabItem
 }
 
 func newBottomPanes(w *Workbench) *bottomPanes {
@@ -137,6 +140,14 @@ func newBottomPanes(w *Workbench) *bottomPanes {
 		container.NewTabItemWithIcon("Runs", theme.MediaPlayIcon(), runsSplit),
 		container.NewTabItemWithIcon("History & lessons", theme.HistoryIcon(), histSplit),
 	)
+	p.wf = newWorkflowPane(w)
+	p.wfTab = container.NewTabItemWithIcon("Workflow", theme.GridIcon(), p.wf.Object())
+	p.tabs.Append(p.wfTab)
+	p.tabs.OnSelected = func(t *container.TabItem) {
+		if t == p.wfTab {
+			p.wf.refreshList()
+		}
+	}
 	return p
 }
 

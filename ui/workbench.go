@@ -116,6 +116,7 @@ type Workbench struct {
 	indexing    bool
 	lastErr     string
 	opened      int // projects opened so far (tests wait on it)
+	newProject  *newProjectForm // the open New project dialog (nil: none)
 }
 
 // NewWorkbench builds the main window in app a.
@@ -262,6 +263,7 @@ func (w *Workbench) build() {
 func (w *Workbench) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Open Folder…", w.chooseFolder),
+		fyne.NewMenuItem("New project from requirements…", w.NewProjectDialog),
 		fyne.NewMenuItem("Export view as SVG…", func() { w.exportTo("svg") }),
 		fyne.NewMenuItem("Export view as PNG…", func() { w.exportTo("png") }),
 	)
