@@ -161,6 +161,10 @@ type builder struct {
 	nodeByID map[string]*Node
 	packages map[string]map[string]string // family → package name → node ID
 	requires []Edge
+
+	last       *Graph  // the previous snapshot
+	lastPkgs   []*Node // its package nodes
+	fastBuilds int     // snapshots made by assembleFast (for tests)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -275,7 +279,18 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
-	return b.assemble(ordered, env)
+	var g *Graph
+	if !structural && sameFiles {
+		g = b.assembleFast(b.last, ordered, changed, old, env)
+	}
+	if g == nil {
+		g = b.assemble(ordered, env)
+	} else {
+		b.fastBuilds++
+	}
+	b.last = g
+	b.lastPkgs = b.packageNodes()
+	return g
 }
 
 // dependents returns the changed files plus every file whose resolution can
@@ -719,14 +734,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		addRes(fb.res)
 	}
 	g.edges = append(g.edges, b.requires...)
-	var pkgs []*Node
-	for _, m := range b.packages {
-		for _, id := range m {
-			pkgs = append(pkgs, b.pkgs[id])
-		}
-	}
-	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].QualName < pkgs[j].QualName })
-	for _, n := range pkgs {
+	for _, n := range b.packageNodes() {
 		g.nodes = append(g.nodes, n)
 		g.byID[n.ID] = n
 	}

@@ -34,7 +34,7 @@ def main():
 		"# a comment\n\n" + strings.Replace(base, "return h(item)", "return h(item) or helper2(item)", 1),
 		strings.Replace(base, "    def add(self, item):", "    def add(self, item, qty=1):\n        \"\"\"Add.\"\"\"", 1),
 		strings.Replace(base, "class Shop(Base):", "class Shop(Base:", 1), // syntax error
-		base,                                          // fixed again
+		base, // fixed again
 		strings.Replace(base, "Shop", "Магазин", -1), // multi-byte names
 		base + "\ndef later():\n    return main()\n",
 		base[:len(base)/2],
