@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -59,7 +60,18 @@ func runGUI(ctx context.Context, args []string) int {
 			dir = ""
 		}
 	}
-	if err := ui.Run(ctx, ui.RunOptions{Dir: dir, LoadModel: loadModel}); err != nil {
+	opts := ui.RunOptions{Dir: dir, LoadModel: loadModel}
+	// CODELOOM_SCRIPT: a scripted model (canned answers, as `codeloom task
+	// --script`) for demos and end-to-end tests without a GGUF model.
+	if path := os.Getenv("CODELOOM_SCRIPT"); path != "" {
+		answers, err := cli.ReadScript(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "codeloom: CODELOOM_SCRIPT: %v\n", err)
+			return cli.ExitUsage
+		}
+		opts.Engine, opts.EngineName = models.NewScripted(answers...), "scripted ("+filepath.Base(path)+")"
+	}
+	if err := ui.Run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "codeloom: %v\n", err)
 		return cli.ExitFailure
 	}

@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
+	"codeloom/models"
+
 	_ "codeloom/ui/internal/localefix" // before Fyne reads the locale
 )
 
@@ -33,6 +35,11 @@ type RunOptions struct {
 	LoadModel ModelLoader
 	// ModelPath is loaded at start (default: $CODELOOM_MODEL).
 	ModelPath string
+	// Engine, when set, is the model from the start (main.go: a scripted
+	// model from $CODELOOM_SCRIPT for demos and end-to-end tests), named
+	// EngineName in the Prompt tab.
+	Engine     models.Engine
+	EngineName string
 }
 
 // Run opens the desktop app and blocks until its window closes or ctx ends.
@@ -49,9 +56,13 @@ func Run(ctx context.Context, opts RunOptions) error {
 	a := app.NewWithID(AppID)
 	a.SetIcon(Icon())
 	a.Settings().SetTheme(newLightTheme())
-	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs, LoadModel: opts.LoadModel})
+	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs, LoadModel: opts.LoadModel, Engine: opts.Engine})
 	if err != nil {
 		return fmt.Errorf("open window: %w", err)
+	}
+	if opts.Engine != nil && opts.EngineName != "" {
+		w.model = opts.EngineName
+		w.panes.modelInfo.SetText("Model: " + opts.EngineName)
 	}
 	w.Window().SetMaster()
 	stop := make(chan struct{})

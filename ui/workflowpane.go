@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -55,7 +56,8 @@ func StepColors(s workflow.State) (fill, line color.NRGBA) {
 }
 
 // WorkflowView returns the steps of w as a graph view (one node per step,
-// labelled "id · type", one edge per dependency) for graphview's layout.
+// labelled with its id, its type and command in the tooltip; one edge per
+// dependency) for graphview's layout.
 func WorkflowView(w *workflow.Workflow) *graphview.View {
 	nodes, edges := workflow.Graph(w)
 	v := &graphview.View{Title: "Workflow " + w.ID}
@@ -73,7 +75,7 @@ func WorkflowView(w *workflow.Workflow) *graphview.View {
 				tip += "\n$ " + strings.Join(s.Command.Args, " ")
 			}
 		}
-		v.Nodes = append(v.Nodes, graphview.ViewNode{ID: n.ID, Label: n.ID + " · " + n.Type, Kind: stepKind, Tooltip: tip})
+		v.Nodes = append(v.Nodes, graphview.ViewNode{ID: n.ID, Label: n.ID, Kind: stepKind, Tooltip: tip})
 	}
 	for _, e := range edges {
 		v.Edges = append(v.Edges, graphview.ViewEdge{From: e.From, To: e.To, Kind: afterEdge})
@@ -127,7 +129,11 @@ func newWorkflowPane(w *Workbench) *workflowPane {
 		return f, l, true
 	}
 	p.graph.OnSelect = func(id string) { p.graph.Select(id) }
-	p.graph.OnLayout = func(*graphview.View, error) { w.writeState() }
+	p.graph.OnLayout = func(*graphview.View, error) {
+		if w.panes != nil && w.status != nil { // not while the window is being built
+			w.writeState()
+		}
+	}
 	p.log = widget.NewLabel("")
 	p.log.Wrapping = fyne.TextWrapWord
 	p.log.TextStyle = fyne.TextStyle{Monospace: true}
@@ -147,9 +153,9 @@ func newWorkflowPane(w *Workbench) *workflowPane {
 	left := container.NewBorder(nil, nil, nil, nil, container.NewVScroll(controls))
 	graphPane := container.NewBorder(nil, legend, nil, nil, p.graph)
 	right := container.NewHSplit(graphPane, p.logBox)
-	right.Offset = 0.6
+	right.Offset = 0.64
 	split := container.NewHSplit(left, right)
-	split.Offset = 0.24
+	split.Offset = 0.2
 	p.root = split
 	p.refreshList()
 	p.Select("hello") // a small example, so the tab is never blank
@@ -308,7 +314,9 @@ func (p *workflowPane) event(wfID string) func(workflow.Event) {
 				if p.states[id] != st {
 					p.states[id] = st
 					p.graph.Refresh()
-					p.w.writeState()
+					if p.w.panes != nil {
+						p.w.writeState()
+					}
 				}
 			})
 		}
@@ -328,6 +336,8 @@ func (p *workflowPane) event(wfID string) func(workflow.Event) {
 				att = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 			}
 			p.appendLog(fmt.Sprintf("\n%s▶ %s%s\n", pad, name, att), true)
+		case ev.State == workflow.StateDone && ev.Type == workflow.TypeBuild:
+			p.appendLog(fmt.Sprintf("\n%s✓ %s: %s\n", pad, name, buildSummary(ev.Text)), true)
 		case ev.State == workflow.StateDone:
 			p.appendLog(fmt.Sprintf("\n%s✓ %s: %s\n", pad, name, clipOutput(ev.Text)), true)
 		case ev.State == workflow.StateFailed:
@@ -336,6 +346,20 @@ func (p *workflowPane) event(wfID string) func(workflow.Event) {
 			p.appendLog(fmt.Sprintf("%s– %s skipped\n", pad, name), true)
 		}
 	}
+}
+
+// buildSummary renders a build step's output (a workflow.Package as JSON)
+// as its files and test results.
+func buildSummary(out string) string {
+	var pkg workflow.Package
+	if err := json.Unmarshal([]byte(out), &pkg); err != nil {
+		return clipOutput(out)
+	}
+	s := fmt.Sprintf("files %s; %s", strings.Join(pkg.Paths(), ", "), pkg.Tests.Line())
+	if n := len(pkg.DebugLog); n > 0 {
+		s += fmt.Sprintf("; %d debugger attempt(s)", n)
+	}
+	return s
 }
 
 // clipOutput shortens a step output for the log.
@@ -374,6 +398,9 @@ func (p *workflowPane) begin() (context.Context, bool) {
 	p.cancel = cancel
 	p.mu.Unlock()
 	p.setRunning(true)
+	if sc := p.w.splitCenter; sc != nil && sc.Offset > 0.6 {
+		sc.SetOffset(0.52) // room for the step graph and its log while it runs
+	}
 	return ctx, true
 }
 
