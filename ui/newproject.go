@@ -182,13 +182,12 @@ func (w *Workbench) StartNewProject(requirements, dest string) {
 	}
 	w.panes.tabs.Select(w.panes.wfTab)
 	p.picker.SetSelected(wf.ID) // shown only: loadSelected does nothing while running
-	p.form.Items = nil
+	p.setForm()
 	for _, row := range [][2]string{{"requirements", requirements}, {"folder", dest}} {
 		l := widget.NewLabel(row[1])
 		l.Wrapping = fyne.TextWrapWord
 		p.form.Append(row[0], l)
 	}
-	p.form.Refresh()
 	p.inputs = map[string]*widget.Entry{}
 	p.show(wf)
 	p.info.SetText("New project from requirements → " + dest)

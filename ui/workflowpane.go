@@ -92,6 +92,7 @@ type workflowPane struct {
 	picker  *widget.Select
 	refresh *widget.Button
 	form    *widget.Form
+	formBox *fyne.Container // holds form (a new one per workflow)
 	inputs  map[string]*widget.Entry
 	runBtn  *widget.Button
 	stopBtn *widget.Button
@@ -121,6 +122,7 @@ func newWorkflowPane(w *Workbench) *workflowPane {
 	p.stopBtn = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.stop)
 	p.stopBtn.Disable()
 	p.form = widget.NewForm()
+	p.formBox = container.NewStack(p.form)
 	p.info = widget.NewLabel("Workflows: built-ins and the project's .codeloom/workflows/*.yaml")
 	p.info.Wrapping = fyne.TextWrapWord
 	p.graph = graphview.NewGraphView(w.layouter)
@@ -146,7 +148,7 @@ func newWorkflowPane(w *Workbench) *workflowPane {
 	}
 	controls := container.NewVBox(
 		container.NewBorder(nil, nil, nil, p.refresh, p.picker),
-		p.form,
+		p.formBox,
 		container.NewGridWithColumns(2, p.runBtn, p.stopBtn),
 		p.info,
 	)
@@ -233,7 +235,7 @@ func (p *workflowPane) loadSelected() {
 		p.info.SetText("Invalid workflow:\n" + err.Error())
 		return
 	}
-	p.form.Items = nil
+	p.setForm()
 	p.inputs = map[string]*widget.Entry{}
 	for _, in := range wf.Inputs {
 		e := widget.NewEntry()
@@ -248,13 +250,20 @@ func (p *workflowPane) loadSelected() {
 		}
 		p.form.Append(label, e)
 	}
-	p.form.Refresh()
 	desc := wf.Description
 	if desc == "" {
 		desc = wf.ID
 	}
 	p.info.SetText(fmt.Sprintf("%s\n%d steps", strings.TrimSpace(desc), len(wf.Steps)))
 	p.show(wf)
+}
+
+// setForm replaces the inputs form with an empty one (a Form keeps the
+// widgets of rows it already drew).
+func (p *workflowPane) setForm() {
+	p.form = widget.NewForm()
+	p.formBox.Objects = []fyne.CanvasObject{p.form}
+	p.formBox.Refresh()
 }
 
 // show draws wf's steps, all pending.

@@ -10,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"codeloom/app/workflow"
 	"codeloom/models"
@@ -104,7 +105,11 @@ steps:
 		t.Fatalf("missing input not reported (running %v)", p.running)
 	}
 	w.win.Canvas().Overlays().Top().(interface{ Hide() }).Hide()
-	p.inputs["word"].SetText("loom")
+	entry := p.form.Items[0].Widget.(*widget.Entry) // the row drawn for the input
+	if p.inputs["word"] != entry || p.form.Items[0].Text != "word *" || len(p.form.Items) != 1 || p.formBox.Objects[0] != p.form {
+		t.Fatal("the form does not show the workflow's input")
+	}
+	entry.SetText("loom")
 	runs := p.runs
 	test.Tap(p.runBtn)
 	if n := answerDialogs(t, w, 30*time.Second, func() bool { return p.runs > runs }); n != 1 {
