@@ -141,17 +141,31 @@ var roleNames = map[string]captureRole{
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
 }
 
-// newExtractor compiles l's query.
+// newExtractor compiles l's query into an extractor that owns it.
 func newExtractor(l *language) (*extractor, error) {
 	r, err := newTSRunner(l.grammar(), l.query)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s query: %w", l.name, err)
 	}
+	return extractorOf(l, r), nil
+}
+
+// newSharedExtractor returns an extractor running q, l's compiled query,
+// which it shares with other extractors (and does not close).
+func newSharedExtractor(l *language, q *compiledQuery) (*extractor, error) {
+	r, err := newQueryRunner(q)
+	if err != nil {
+		return nil, fmt.Errorf("%s parser: %w", l.name, err)
+	}
+	return extractorOf(l, r), nil
+}
+
+func extractorOf(l *language, r *tsRunner) *extractor {
 	roles := make([]captureRole, len(r.names))
 	for i, n := range r.names {
 		roles[i] = roleNames[n]
 	}
-	return &extractor{lang: l, run: r, roles: roles}, nil
+	return &extractor{lang: l, run: r, roles: roles}
 }
 
 // Close frees the C objects.

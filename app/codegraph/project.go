@@ -68,8 +68,9 @@ type Project struct {
 	graph atomic.Pointer[Graph]
 	b     *builder // incremental graph builder (guarded by mu)
 
-	idleMu sync.Mutex
-	idle   []map[*language]*extractor // parsers with compiled queries, reused across runs
+	idleMu  sync.Mutex
+	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs
+	queries map[*language]*compiledQuery // compiled once, shared by every worker's parser
 
 	treeMu sync.Mutex
 	trees  []*keptTreeEntry // syntax trees of recently updated files, most recent last
@@ -138,6 +139,27 @@ func (p *Project) takeExtractors() map[*language]*extractor {
 		return e
 	}
 	return map[*language]*extractor{}
+}
+
+// newExtractor returns a parser for l running l's query, compiled on first
+// use and shared by the workers.
+func (p *Project) newExtractor(l *language) (*extractor, error) {
+	p.idleMu.Lock()
+	q := p.queries[l]
+	if q == nil {
+		var err error
+		q, err = compileQuery(l.grammar(), l.query)
+		if err != nil {
+			p.idleMu.Unlock()
+			return nil, fmt.Errorf("compile %s query: %w", l.name, err)
+		}
+		if p.queries == nil {
+			p.queries = map[*language]*compiledQuery{}
+		}
+		p.queries[l] = q
+	}
+	p.idleMu.Unlock()
+	return newSharedExtractor(l, q)
 }
 
 // putExtractors gives a worker's extractors back for the next run.
@@ -212,6 +234,10 @@ func (p *Project) Close() error {
 		}
 	}
 	p.idle = nil
+	for _, q := range p.queries {
+		q.close()
+	}
+	p.queries = nil
 	p.dropTrees()
 	return nil
 }
@@ -424,7 +450,7 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 	}
 	ex := exts[wf.lang]
 	if ex == nil {
-		ex, err = newExtractor(wf.lang)
+		ex, err = p.newExtractor(wf.lang)
 		if err != nil {
 			return result{}, err
 		}

@@ -115,10 +115,49 @@ import (
 	sitter "github.com/smacker/go-tree-sitter"
 )
 
-// tsRunner owns a C parser, query and cursor for one language; not safe for
-// concurrent use.
+// compiledQuery is a compiled query. It is immutable once compiled, so one query
+// is shared by the runners of every worker (each with its own cursor).
+type compiledQuery struct {
+	lang  *C.TSLanguage
+	query *C.TSQuery
+	names []string // capture names by id
+}
+
+// compileQuery compiles query for grammar.
+func compileQuery(grammar *sitter.Language, query string) (*compiledQuery, error) {
+	lp := langPtr(grammar)
+	cq := C.CString(query)
+	defer C.free(unsafe.Pointer(cq))
+	var off C.uint32_t
+	var typ C.int
+	q := C.cl_query_new(lp, cq, C.uint32_t(len(query)), &off, &typ)
+	if q == nil {
+		return nil, fmt.Errorf("query error type %d at offset %d: %.40q", int(typ), int(off), query[min(int(off), len(query)):])
+	}
+	tq := &compiledQuery{lang: lp, query: q}
+	n := int(C.ts_query_capture_count(q))
+	for i := 0; i < n; i++ {
+		var ln C.uint32_t
+		s := C.ts_query_capture_name_for_id(q, C.uint32_t(i), &ln)
+		tq.names = append(tq.names, C.GoStringN(s, C.int(ln)))
+	}
+	return tq, nil
+}
+
+// close frees the compiled query; no runner may use it afterwards.
+func (q *compiledQuery) close() {
+	if q.query != nil {
+		C.ts_query_delete(q.query)
+		q.query = nil
+	}
+}
+
+// tsRunner owns a C parser and query cursor for one language and runs a
+// query (its own or a shared one); not safe for concurrent use.
 type tsRunner struct {
 	parser *C.TSParser
+	q      *compiledQuery
+	ownQ   bool // the query is closed with the runner
 	query  *C.TSQuery
 	cursor *C.TSQueryCursor
 	res    *C.cl_result // reused result buffer
@@ -131,33 +170,32 @@ func langPtr(l *sitter.Language) *C.TSLanguage {
 	return *(**C.TSLanguage)(unsafe.Pointer(l))
 }
 
-// newTSRunner compiles query for grammar.
+// newTSRunner compiles query for grammar into a runner that owns it.
 func newTSRunner(grammar *sitter.Language, query string) (*tsRunner, error) {
-	lp := langPtr(grammar)
-	cq := C.CString(query)
-	defer C.free(unsafe.Pointer(cq))
-	var off C.uint32_t
-	var typ C.int
-	q := C.cl_query_new(lp, cq, C.uint32_t(len(query)), &off, &typ)
-	if q == nil {
-		return nil, fmt.Errorf("query error type %d at offset %d: %.40q", int(typ), int(off), query[min(int(off), len(query)):])
+	q, err := compileQuery(grammar, query)
+	if err != nil {
+		return nil, err
 	}
+	r, err := newQueryRunner(q)
+	if err != nil {
+		q.close()
+		return nil, err
+	}
+	r.ownQ = true
+	return r, nil
+}
+
+// newQueryRunner returns a runner of the shared query q.
+func newQueryRunner(q *compiledQuery) (*tsRunner, error) {
 	p := C.ts_parser_new()
-	if !C.ts_parser_set_language(p, lp) {
-		C.ts_query_delete(q)
+	if !C.ts_parser_set_language(p, q.lang) {
 		C.ts_parser_delete(p)
 		return nil, errors.New("incompatible grammar version")
 	}
-	r := &tsRunner{parser: p, query: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
+	r := &tsRunner{parser: p, q: q, query: q.query, names: q.names, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
 	if r.res == nil {
 		r.close()
 		return nil, errors.New("out of memory")
-	}
-	n := int(C.ts_query_capture_count(q))
-	for i := 0; i < n; i++ {
-		var ln C.uint32_t
-		s := C.ts_query_capture_name_for_id(q, C.uint32_t(i), &ln)
-		r.names = append(r.names, C.GoStringN(s, C.int(ln)))
 	}
 	return r, nil
 }
@@ -263,6 +301,8 @@ func (r *tsRunner) close() {
 	C.cl_result_free(r.res)
 	r.res = nil
 	C.ts_query_cursor_delete(r.cursor)
-	C.ts_query_delete(r.query)
+	if r.ownQ {
+		r.q.close()
+	}
 	C.ts_parser_delete(r.parser)
 }
