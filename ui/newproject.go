@@ -11,11 +11,24 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"codeloom/app/workflow"
 )
+
+// newProjectShortcut is Ctrl+Shift+N (File → New project from requirements…).
+func newProjectShortcut() *desktop.CustomShortcut {
+	return &desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift}
+}
+
+// newProjectMenuItem is the File menu's "New project from requirements…".
+func newProjectMenuItem(w *Workbench) *fyne.MenuItem {
+	it := fyne.NewMenuItem("New project from requirements…", w.NewProjectDialog)
+	it.Shortcut = newProjectShortcut()
+	return it
+}
 
 // pickFolder asks for a folder (the native chooser when enabled, Fyne's
 // otherwise or when the native one fails) and calls then with its path on
@@ -195,7 +208,7 @@ func (w *Workbench) StartNewProject(requirements, dest string) {
 	w.setStatus("Creating a new project in " + dest)
 	cfg := workflow.NewProjectConfig{
 		Requirements: requirements, Dest: dest, Engine: w.engine, Model: w.model,
-		Approver: NewApprover(w.win, w.opts.NativeDialogs).ForPipeline(),
+		Approver: p.approver(),
 		OnEvent:  p.event(wf.ID),
 	}
 	go func() {

@@ -115,7 +115,7 @@ type Workbench struct {
 	stopWatch   context.CancelFunc
 	indexing    bool
 	lastErr     string
-	opened      int // projects opened so far (tests wait on it)
+	opened      int             // projects opened so far (tests wait on it)
 	newProject  *newProjectForm // the open New project dialog (nil: none)
 }
 
@@ -253,6 +253,7 @@ func (w *Workbench) build() {
 	w.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
 		w.win.Canvas().Focus(w.search)
 	})
+	w.win.Canvas().AddShortcut(newProjectShortcut(), func(fyne.Shortcut) { w.NewProjectDialog() })
 	w.win.Canvas().AddShortcut(saveShortcut(), func(fyne.Shortcut) {
 		if w.code.Editing() {
 			w.save(w.code.Text())
@@ -263,7 +264,7 @@ func (w *Workbench) build() {
 func (w *Workbench) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Open Folder…", w.chooseFolder),
-		fyne.NewMenuItem("New project from requirements…", w.NewProjectDialog),
+		newProjectMenuItem(w),
 		fyne.NewMenuItem("Export view as SVG…", func() { w.exportTo("svg") }),
 		fyne.NewMenuItem("Export view as PNG…", func() { w.exportTo("png") }),
 	)

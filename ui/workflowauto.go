@@ -18,7 +18,9 @@ type AutoWorkflow struct {
 	Nodes    []AutoNode        `json:"nodes"`
 	Graph    AutoBox           `json:"graph"`
 	RunBtn   AutoBox           `json:"run_button"`
-	Log      string            `json:"log"` // tail of the log
+	Log      string            `json:"log"`                // tail of the log
+	Question string            `json:"question,omitempty"` // the approval being asked now
+	Window   AutoBox           `json:"window"`             // the window's canvas
 	// The New project dialog's fields and button (zero when it is closed).
 	NewRequirements AutoBox `json:"new_requirements"`
 	NewFolder       AutoBox `json:"new_folder"`
@@ -36,6 +38,9 @@ func (w *Workbench) workflowState(box func(fyne.CanvasObject) AutoBox) AutoWorkf
 	for id, st := range p.States() {
 		s.States[id] = string(st)
 	}
+	s.Question = p.Question()
+	sz := w.win.Canvas().Size()
+	s.Window = AutoBox{W: sz.Width, H: sz.Height}
 	s.RunBtn = box(p.runBtn)
 	s.Graph = box(p.graph)
 	if v, lay := p.graph.View(), p.graph.CurrentLayout(); v != nil && lay != nil && s.Graph.W > 0 {

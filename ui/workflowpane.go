@@ -106,10 +106,11 @@ type workflowPane struct {
 	running bool
 	runs    int // runs finished (tests wait on it)
 
-	mu     sync.Mutex // guards cancel and logBuf (written from the executor's goroutines)
-	cancel context.CancelFunc
-	logBuf strings.Builder
-	shown  time.Time
+	mu       sync.Mutex // guards cancel, logBuf and question (written from the executor's goroutines)
+	cancel   context.CancelFunc
+	question string // the approval being asked now ("" for none)
+	logBuf   strings.Builder
+	shown    time.Time
 }
 
 func newWorkflowPane(w *Workbench) *workflowPane {
@@ -436,6 +437,39 @@ func (p *workflowPane) stop() {
 	p.appendLog("\n[stop requested]\n", true)
 }
 
+// askingApprover records the question being asked (for the status bar and
+// the automation state) around the wrapped approver.
+type askingApprover struct {
+	inner pipeline.Approver
+	p     *workflowPane
+}
+
+// Approve implements pipeline.Approver.
+func (a askingApprover) Approve(ctx context.Context, q pipeline.Question) (bool, error) {
+	a.p.mu.Lock()
+	a.p.question = q.Title
+	a.p.mu.Unlock()
+	defer func() {
+		a.p.mu.Lock()
+		a.p.question = ""
+		a.p.mu.Unlock()
+	}()
+	fyne.Do(func() { a.p.w.setStatus("Waiting for your answer: " + q.Title); a.p.w.writeState() })
+	return a.inner.Approve(ctx, q)
+}
+
+// Question returns the approval being asked now ("" for none).
+func (p *workflowPane) Question() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.question
+}
+
+// approver returns the window's Approver for a run from this pane.
+func (p *workflowPane) approver() pipeline.Approver {
+	return askingApprover{inner: NewApprover(p.w.win, p.w.opts.NativeDialogs).ForPipeline(), p: p}
+}
+
 // needsModel lists the steps of wf that need a model.
 func needsModel(wf *workflow.Workflow) []string {
 	var out []string
@@ -478,7 +512,7 @@ func (p *workflowPane) run() {
 		dialog.ShowError(fmt.Errorf("workflow %s: %w\n\nFill in the inputs marked *.", wf.ID, err), w.win)
 		return
 	}
-	approver := NewApprover(w.win, w.opts.NativeDialogs).ForPipeline()
+	approver := p.approver()
 	var store *memory.Store = w.store
 	var recOpts []runtime.Option
 	ex := &workflow.Executor{OnEvent: p.event(wf.ID)}

@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndNewProjectWorkflow drives the real binary under Xvfb with a
+// scripted model (CODELOOM_SCRIPT): Ctrl+Shift+N opens "New project from
+// requirements", the requirements are typed, Create starts the new-project
+// workflow whose steps the Workflow tab colours as they run, each approval
+// dialog is answered Yes with a click, and the written project opens in the
+// window. Screenshots go to CODELOOM_E2E_OUT (e2e-5-*.png).
+func TestEndToEndNewProjectWorkflow(t *testing.T) {
+	bin := os.Getenv("CODELOOM_E2E_BIN")
+	if bin == "" {
+		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
+	}
+	bin, _ = filepath.Abs(bin)
+	script, _ := filepath.Abs(filepath.Join("..", "app", "workflow", "testdata", "wordcount.script"))
+	tmp := t.TempDir()
+	out := os.Getenv("CODELOOM_E2E_OUT")
+	if out == "" {
+		out = tmp
+	}
+	os.MkdirAll(out, 0o755)
+	project := filepath.Join(tmp, "sample")
+	copyTree(t, filepath.Join("..", "assets", "sample"), project)
+	home := filepath.Join(tmp, "home")
+	os.MkdirAll(home, 0o755)
+	dest := filepath.Join(home, "new-project") // the dialog's default folder
+
+	display := startXvfb(t)
+	state := filepath.Join(tmp, "state.json")
+	app := exec.Command(bin, "open", project)
+	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state, "HOME="+home,
+		"CODELOOM_SCRIPT="+script, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
+	logf, err := os.Create(filepath.Join(out, "e2e-workflow-app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	app.Stdout, app.Stderr = logf, logf
+	if err := app.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	t.Cleanup(func() { app.Process.Kill(); <-exited })
+
+	x := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, b)
+		}
+	}
+	shot := func(name string) {
+		time.Sleep(600 * time.Millisecond)
+		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("screenshot %s: %v: %s", name, err, b)
+		}
+	}
+	type full struct {
+		AutomationState
+		Extra struct {
+			Workflow AutoWorkflow `json:"workflow"`
+		} `json:"extra"`
+	}
+	read := func() (full, bool) {
+		var s full
+		b, err := os.ReadFile(state)
+		return s, err == nil && json.Unmarshal(b, &s) == nil
+	}
+	wait := func(what string, timeout time.Duration, ok func(full) bool) full {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		var last full
+		for time.Now().Before(deadline) {
+			select {
+			case err := <-exited:
+				t.Fatalf("app exited while waiting for %s: %v", what, err)
+			default:
+			}
+			if s, good := read(); good {
+				last = s
+				if ok(s) {
+					return s
+				}
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+		shot("e2e-5-timeout.png")
+		t.Fatalf("timed out waiting for %s; status %q, workflow %+v", what, last.Status, last.Extra.Workflow.States)
+		return last
+	}
+	click := func(b AutoBox) {
+		t.Helper()
+		x("mousemove", fmt.Sprint(int(b.X+b.W/2)), fmt.Sprint(int(b.Y+b.H/2)))
+		time.Sleep(100 * time.Millisecond)
+		x("click", "1")
+	}
+
+	s := wait("the graph", 90*time.Second, func(s full) bool { return !s.Indexing && s.NodeCount > 0 })
+	click(AutoBox{X: s.Graph.X + 5, Y: s.Graph.Y + 5}) // focus the window
+	x("key", "ctrl+shift+n")
+	s = wait("the New project dialog", 20*time.Second, func(s full) bool { return s.Extra.Workflow.NewCreate.W > 0 })
+	time.Sleep(1200 * time.Millisecond) // the state is rewritten twice a second: positions after layout
+	s = wait("the New project dialog laid out", 20*time.Second, func(s full) bool { return s.Extra.Workflow.NewRequirements.W > 200 })
+	click(s.Extra.Workflow.NewRequirements)
+	x("type", "--delay", "10", "a command line tool that counts the words of a file or of standard input")
+	shot("e2e-5-new-project-dialog.png")
+	wait("the requirements typed", 10*time.Second, func(s full) bool { return s.Extra.Workflow.NewProblem == "" })
+	click(s.Extra.Workflow.NewCreate)
+	s = wait("the new-project workflow to start", 20*time.Second, func(s full) bool {
+		return s.Extra.Workflow.Running && s.Extra.Workflow.Workflow == "new-project"
+	})
+	// Answer every approval (run the generated tests, write the project) with
+	// a click on Yes: the confirm dialog is 560×300 centred in the window,
+	// its Yes button 33,112 from the centre.
+	answered := 0
+	deadline := time.Now().Add(150 * time.Second)
+	for time.Now().Before(deadline) {
+		s, _ = read()
+		wf := s.Extra.Workflow
+		if !wf.Running && wf.Runs > 0 {
+			break
+		}
+		if wf.Question != "" && wf.Window.W > 0 {
+			if answered == 0 {
+				shot("e2e-5-new-project-approval.png")
+			}
+			q := wf.Question
+			answered++
+			// The question is reported just before its dialog is drawn:
+			// click, and click again while it is still asked.
+			for try := 0; try < 10; try++ {
+				time.Sleep(800 * time.Millisecond)
+				if s, _ := read(); s.Extra.Workflow.Question != q {
+					break
+				}
+				x("mousemove", fmt.Sprint(int(wf.Window.W/2+33)), fmt.Sprint(int(wf.Window.H/2+112)))
+				time.Sleep(100 * time.Millisecond)
+				x("click", "1")
+			}
+			wait("the answer to "+q, 20*time.Second, func(s full) bool { return s.Extra.Workflow.Question != q })
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	s = wait("the new project to open", 60*time.Second, func(s full) bool {
+		return s.Project == dest && !s.Indexing && s.NodeCount > 0
+	})
+	if answered < 2 {
+		t.Errorf("%d approvals answered, want the test run and the write", answered)
+	}
+	for id, st := range s.Extra.Workflow.States {
+		if st != "done" {
+			t.Errorf("step %s %s", id, st)
+		}
+	}
+	if s.Title != "CodeLoom — new-project" {
+		t.Errorf("title %q", s.Title)
+	}
+	for _, f := range []string{"wordcount.py", "test_wordcount.py"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("not written: %v", err)
+		}
+	}
+	cmd := exec.Command("python3", "-m", "unittest", "discover", "-q")
+	cmd.Dir = dest
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "OK") {
+		t.Errorf("the written project's tests: %v\n%s", err, b)
+	}
+	shot("e2e-5-new-project-opened.png")
+}
