@@ -199,6 +199,9 @@ func (w *Workbench) StartNewProject(requirements, dest string) {
 	for _, row := range [][2]string{{"requirements", requirements}, {"folder", dest}} {
 		l := widget.NewLabel(row[1])
 		l.Wrapping = fyne.TextWrapWord
+		if row[0] == "folder" {
+			l.Wrapping, l.Truncation = fyne.TextWrapOff, fyne.TextTruncateEllipsis // the full path is in the line below
+		}
 		p.form.Append(row[0], l)
 	}
 	p.inputs = map[string]*widget.Entry{}
