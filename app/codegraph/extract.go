@@ -99,6 +99,28 @@ type extractor struct {
 	lang  *language
 	run   *tsRunner
 	roles []captureRole
+
+	// Scratch space reused from file to file (an extractor serves one
+	// worker at a time), emptied before each use.
+	refs     []refAt
+	interned map[string]string
+	used     map[string]bool
+}
+
+// refAt is a reference with the byte offset it was found at.
+type refAt struct {
+	r     refRec
+	start uint32
+}
+
+// scratchMap returns m emptied, or a new map when m is nil or has grown
+// large (clearing a large table for every small file would cost more).
+func scratchMap[V any](m map[string]V, hint int) map[string]V {
+	if m == nil || len(m) > 8192 {
+		return make(map[string]V, hint)
+	}
+	clear(m)
+	return m
 }
 
 // captureRole is the meaning of a query capture name.
@@ -215,7 +237,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	}
 	// Names repeat a lot within a file: intern them (the map lookup with a
 	// converted byte slice does not allocate).
-	interned := make(map[string]string, 256)
+	e.interned = scratchMap(e.interned, 256)
+	interned := e.interned
 	text := func(c capture) string {
 		if c.end <= c.start || int(c.end) > len(src) {
 			return ""
@@ -238,10 +261,11 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 
 	type docAt struct{ owner, doc capture }
 	var docs []docAt
-	var refs []struct {
-		r     refRec
-		start uint32
-	}
+	refs := e.refs[:0]
+	defer func() {
+		clear(refs) // drop the strings until the next file
+		e.refs = refs[:0]
+	}()
 	var envs []struct {
 		name  string
 		start uint32
@@ -438,7 +462,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	fd.Refs = make([]refRec, 0, len(refs))
 	// Locals matter only when a reference in the file uses the same name.
-	used := make(map[string]bool, len(refs))
+	e.used = scratchMap(e.used, len(refs))
+	used := e.used
 	for _, r := range refs {
 		switch r.r.Kind {
 		case refCall, refUse, refInherit:
