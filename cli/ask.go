@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -122,11 +121,8 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, `usage: codeloom ask DIR "question" [--model PATH | --endpoint URL] [--max-tokens N] [--budget N] [--embed]`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(env.Stderr, `codeloom ask: need a folder and a question (codeloom ask DIR "question")`)

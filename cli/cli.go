@@ -5,6 +5,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -94,4 +96,17 @@ func Usage(w io.Writer) {
 func notYet(env Env, name string) int {
 	fmt.Fprintf(env.Stderr, "codeloom %s: not available in this build yet\n", name)
 	return ExitFailure
+}
+
+// parseFlags parses a subcommand's args with fs, accepting flags after the
+// positional arguments too. ok is false when parsing ended the command:
+// -h printed the usage (status 0) or a bad flag was reported (status 2).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, false
+		}
+		return ExitUsage, false
+	}
+	return ExitOK, true
 }

@@ -49,11 +49,8 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: codeloom history DIR [--json|--md] [--session ID|last] [--limit N] | --versions | --restore ID [--yes]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(env.Stderr, "codeloom history: need exactly one folder (codeloom history DIR)")

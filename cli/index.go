@@ -30,11 +30,8 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: codeloom index DIR [--json|--dot] [--no-cache] [--workers N] [--max-size BYTES]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(env.Stderr, "codeloom index: need exactly one folder (codeloom index DIR)")

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -22,11 +21,8 @@ func runLessons(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: codeloom lessons DIR [--json] [--limit N]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(env.Stderr, "codeloom lessons: need exactly one folder (codeloom lessons DIR)")

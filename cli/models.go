@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -21,11 +20,8 @@ func runModels(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: codeloom models [--json] [FOLDER...]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	for _, d := range fs.Args() {
 		if code := checkDir(env, "models", d); code != ExitOK {

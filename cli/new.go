@@ -62,11 +62,8 @@ func runNew(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, `usage: codeloom new DIR "requirements" [--yes] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--autonomy [--cycles N] [--budget D]] [--json]`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(env.Stderr, `codeloom new: need a new folder and the requirements (codeloom new DIR "requirements")`)

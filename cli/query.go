@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,11 +35,8 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, queryUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() < 2 {
 		fmt.Fprintln(env.Stderr, "codeloom query: need a folder and a query (codeloom query DIR deps|rdeps|path|slice|search|rank ARG)")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -36,11 +35,8 @@ func runSearch(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, `usage: codeloom search DIR "query" [--json] [--limit N] [--model PATH | --endpoint URL]`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(env.Stderr, `codeloom search: need a folder and a query (codeloom search DIR "query")`)

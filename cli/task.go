@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -110,11 +109,8 @@ func runTask(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, `usage: codeloom task DIR "request" [--yes] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--kind K] [--json]`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(env.Stderr, `codeloom task: need a folder and a request (codeloom task DIR "request")`)
