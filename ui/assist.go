@@ -113,6 +113,12 @@ func (w *Workbench) LoadModel(path string) {
 		return
 	}
 	p := w.panes
+	// A model given by path (CODELOOM_MODEL, a browse) is shown as the choice.
+	if label := filepath.Base(path); p.modelPath[label] != path {
+		p.modelPath[label] = path
+		p.refreshModelOptions()
+		p.modelSel.SetSelected(label)
+	}
 	p.loadBtn.Disable()
 	p.loadBar.SetValue(0)
 	p.loadBar.Show()
