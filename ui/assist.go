@@ -60,7 +60,7 @@ func (p *bottomPanes) discoverModels() {
 	if err != nil {
 		slog.Warn("model discovery", "err", err)
 	}
-	fyne.Do(func() {
+	p.w.do(func() {
 		for _, f := range found {
 			if f.Error != "" {
 				continue
@@ -131,9 +131,9 @@ func (w *Workbench) LoadModel(path string) {
 				return
 			}
 			last = time.Now()
-			fyne.Do(func() { p.loadBar.SetValue(float64(f)) })
+			w.do(func() { p.loadBar.SetValue(float64(f)) })
 		})
-		fyne.Do(func() {
+		w.do(func() {
 			p.loadBar.Hide()
 			p.loadBtn.Enable()
 			if err != nil {
@@ -249,7 +249,7 @@ func (p *bottomPanes) runTask() {
 		last = time.Now()
 		text := tail(log.String(), 20000)
 		mu.Unlock()
-		fyne.Do(func() { p.answer.SetText(text); p.answerBox.ScrollToBottom() })
+		p.w.do(func() { p.answer.SetText(text); p.answerBox.ScrollToBottom() })
 	}
 	cfg.OnEvent = func(ev pipeline.Event) {
 		mu.Lock()
@@ -282,7 +282,7 @@ func (p *bottomPanes) runTask() {
 		}
 		mu.Unlock()
 		show(true)
-		fyne.Do(func() {
+		p.w.do(func() {
 			defer p.setBusy(false) // last: tests wait on it
 			if w.project == nil {
 				return

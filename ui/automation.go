@@ -135,7 +135,7 @@ func (w *Workbench) startAutomation(stop <-chan struct{}) {
 			case <-stop:
 				return
 			case <-t.C:
-				fyne.Do(w.writeState)
+				w.do(w.writeState)
 			}
 		}
 	}()

@@ -53,7 +53,7 @@ func (w *Workbench) pickFolder(title string, then func(string)) {
 	}
 	go func() {
 		dir, err := nativeDirectory(title)
-		fyne.Do(func() {
+		w.do(func() {
 			switch {
 			case err == nil:
 				then(dir)
@@ -224,7 +224,7 @@ func (w *Workbench) StartNewProject(requirements, dest string) {
 			text += fmt.Sprintf("[stopped: %v]\n", runErr)
 		}
 		p.appendLog("\n"+text, true)
-		fyne.Do(func() {
+		w.do(func() {
 			defer p.end()
 			if sum == nil || !sum.Written {
 				w.setStatus("New project not written")

@@ -331,7 +331,7 @@ func (p *bottomPanes) startTests() {
 	go func() {
 		defer cancel()
 		done := func(msg string) {
-			fyne.Do(func() {
+			p.w.do(func() {
 				p.runTests.Enable()
 				p.stopRun.Disable()
 				if msg != "" {
@@ -369,12 +369,12 @@ func (p *bottomPanes) startTests() {
 			text := tail(out.String(), 6000)
 			ss := append([]memory.Sample(nil), samples...)
 			mu.Unlock()
-			fyne.Do(func() {
+			p.w.do(func() {
 				p.runDetail.SetText("$ " + strings.Join(cmd, " ") + "\n" + text)
 				p.plot.SetSamples(ss)
 			})
 		}
-		fyne.Do(func() { p.tabs.SelectIndex(1); p.runDetail.SetText("$ " + strings.Join(cmd, " ") + "\n(running…)") })
+		p.w.do(func() { p.tabs.SelectIndex(1); p.runDetail.SetText("$ " + strings.Join(cmd, " ") + "\n(running…)") })
 		rep, err := runtime.RunTests(ctx, runtime.New(opts...), root, runtime.TestOptions{
 			OnOutput: func(_ runtime.Stream, b []byte) {
 				mu.Lock()
@@ -400,12 +400,12 @@ func (p *bottomPanes) startTests() {
 				rep.Framework, rep.Passed, rep.Failed, rep.Errors, rep.Skipped, rep.Result.Wall.Round(time.Millisecond),
 				humanBytes(rep.Result.PeakRSS), tail(string(rep.Result.Stdout)+string(rep.Result.Stderr), 6000))
 		}
-		fyne.Do(func() {
-			p.runTests.Enable()
-			p.stopRun.Disable()
+		p.w.do(func() {
 			p.refresh()
 			p.runDetail.SetText(msg)
 			p.plot.SetSamples(func() []memory.Sample { mu.Lock(); defer mu.Unlock(); return samples }())
+			p.stopRun.Disable()
+			p.runTests.Enable() // last: enabled means the run is fully shown
 		})
 	}()
 }
@@ -468,9 +468,9 @@ func (p *bottomPanes) ask() {
 			buf.WriteString(tok)
 			s := buf.String()
 			mu.Unlock()
-			fyne.Do(func() { p.answer.SetText(s); p.answerBox.ScrollToBottom() })
+			p.w.do(func() { p.answer.SetText(s); p.answerBox.ScrollToBottom() })
 		})
-		fyne.Do(func() {
+		p.w.do(func() {
 			p.setBusy(false)
 			if err != nil {
 				p.answer.SetText(p.answer.Text + "\n\n[stopped: " + err.Error() + "]")

@@ -72,7 +72,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 		select {
 		case <-ctx.Done():
 			slog.Info("interrupted: closing the window")
-			fyne.Do(w.requestClose)
+			w.do(w.requestClose)
 		case <-stop:
 		}
 	}()

@@ -74,6 +74,10 @@ type Workbench struct {
 	app  fyne.App
 	win  fyne.Window
 	opts Options
+	// uiDo runs a function on the UI goroutine: fyne.Do, except in tests,
+	// where Fyne's test driver would run it on the calling goroutine and
+	// background goroutines would update widgets concurrently.
+	uiDo func(func())
 
 	layouter *graphview.Layouter
 	graph    *graphview.GraphView
@@ -121,7 +125,7 @@ type Workbench struct {
 
 // NewWorkbench builds the main window in app a.
 func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
-	w := &Workbench{app: a, opts: opts, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
+	w := &Workbench{app: a, opts: opts, uiDo: fyne.Do, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
 	if opts.Engine != nil {
 		w.model = "scripted"
 	}
@@ -299,7 +303,7 @@ func (w *Workbench) chooseFolder() {
 		if w.opts.NativeDialogs {
 			go func() {
 				dir, err := nativeDirectory("Open project folder")
-				fyne.Do(func() {
+				w.do(func() {
 					switch {
 					case err == nil:
 						w.OpenProject(dir)
@@ -402,7 +406,7 @@ func (w *Workbench) OpenProject(dir string) {
 			} else {
 				last = now
 			}
-			fyne.Do(func() {
+			w.do(func() {
 				if total > 0 {
 					w.progress.SetValue(float64(done) / float64(total))
 				}
@@ -410,7 +414,7 @@ func (w *Workbench) OpenProject(dir string) {
 			})
 		}
 		p, err := opener(ctx, abs, store, progress)
-		fyne.Do(func() {
+		w.do(func() {
 			w.indexing = false
 			w.progBox.Hide()
 			if err != nil {
@@ -475,7 +479,7 @@ func (w *Workbench) watch(p Project) {
 	w.stopWatch = cancel
 	go func() {
 		err := wp.Watch(ctx, func(g Graph) {
-			fyne.Do(func() {
+			w.do(func() {
 				if w.project == p {
 					w.externalChange(g)
 				}
@@ -483,7 +487,7 @@ func (w *Workbench) watch(p Project) {
 		})
 		if err != nil {
 			slog.Warn("file watching unavailable", "root", p.Root(), "err", err)
-			fyne.Do(func() { w.setStatus("Not following file changes: " + err.Error()) })
+			w.do(func() { w.setStatus("Not following file changes: " + err.Error()) })
 		}
 	}()
 }
@@ -767,20 +771,20 @@ func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 	go func() {
 		err := SaveFile(store, req)
 		if errors.Is(err, ErrUnchanged) {
-			fyne.Do(func() {
+			w.do(func() {
 				w.code.Saved(string(req.Content))
 				w.setStatus("No changes to save in " + req.Path)
 			})
 			return
 		}
 		if err != nil {
-			fyne.Do(func() {
+			w.do(func() {
 				w.showError(verb+" failed", err, "Your edits are still in the editor; fix the problem and press Ctrl+S again.")
 			})
 			return
 		}
 		g, uerr := project.UpdateFiles(context.Background(), []string{req.Path})
-		fyne.Do(func() {
+		w.do(func() {
 			if w.project != project {
 				return
 			}
@@ -920,7 +924,7 @@ func (w *Workbench) exportTo(format string) {
 			if cerr := wc.Close(); err == nil {
 				err = cerr
 			}
-			fyne.Do(func() {
+			w.do(func() {
 				if err != nil {
 					w.showError("Export failed", err, "Choose another file name or folder and try again.")
 					return
@@ -933,3 +937,7 @@ func (w *Workbench) exportTo(format string) {
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
+
+// do runs f on the UI goroutine; every update from a background goroutine
+// goes through it.
+func (w *Workbench) do(f func()) { w.uiDo(f) }

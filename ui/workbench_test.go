@@ -50,11 +50,37 @@ func newTestWorkbench(t *testing.T, opts Options) (*Workbench, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.uiDo = serialUI(t)
 	w.graph.Synchronous = true
 	w.win.Resize(fyne.NewSize(1300, 850))
 	w.win.Show()
 	t.Cleanup(func() { w.closeProject() })
 	return w, project
+}
+
+// serialUI runs UI callbacks one at a time on one goroutine, in order, as
+// the real driver does; Fyne's test driver would run each on the goroutine
+// that asked, so two background goroutines could update a widget at once.
+func serialUI(t *testing.T) func(func()) {
+	queue := make(chan func(), 1024)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case f := <-queue:
+				f()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop) })
+	return func(f func()) {
+		select {
+		case queue <- f:
+		case <-stop:
+		}
+	}
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {
@@ -431,7 +457,9 @@ func TestRunTestsAsksThenRecordsRunWithSamples(t *testing.T) {
 		return yes != nil
 	})
 	test.Tap(yes)
-	waitFor(t, "the recorded test run", func() bool { return len(w.panes.runs) > 0 && !w.panes.runTests.Disabled() })
+	waitFor(t, "the recorded test run", func() bool {
+		return len(w.panes.runs) > 0 && !w.panes.runTests.Disabled() && strings.Contains(w.panes.runDetail.Text, "passed")
+	})
 	r := w.panes.runs[0]
 	if r.Origin == "" || len(r.Command) == 0 {
 		t.Errorf("run record %+v", r)

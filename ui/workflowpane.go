@@ -302,7 +302,7 @@ func (p *workflowPane) appendLog(text string, force bool) {
 	p.shown = time.Now()
 	out := tail(p.logBuf.String(), 30000)
 	p.mu.Unlock()
-	fyne.Do(func() { p.log.SetText(out); p.logBox.ScrollToBottom() })
+	p.w.do(func() { p.log.SetText(out); p.logBox.ScrollToBottom() })
 }
 
 func (p *workflowPane) resetLog(text string) {
@@ -320,7 +320,7 @@ func (p *workflowPane) event(wfID string) func(workflow.Event) {
 		top := ev.Workflow == wfID && ev.Depth == 0
 		if top && ev.Step != "" {
 			st, id := ev.State, ev.Step
-			fyne.Do(func() {
+			p.w.do(func() {
 				if p.states[id] != st {
 					p.states[id] = st
 					p.graph.Refresh()
@@ -454,7 +454,7 @@ func (a askingApprover) Approve(ctx context.Context, q pipeline.Question) (bool,
 		a.p.question = ""
 		a.p.mu.Unlock()
 	}()
-	fyne.Do(func() { a.p.w.setStatus("Waiting for your answer: " + q.Title); a.p.w.writeState() })
+	a.p.w.do(func() { a.p.w.setStatus("Waiting for your answer: " + q.Title); a.p.w.writeState() })
 	return a.inner.Approve(ctx, q)
 }
 
@@ -549,7 +549,7 @@ func (p *workflowPane) run() {
 		ok, err := approver.Approve(ctx, pipeline.Question{Kind: pipeline.AskRun, Title: "Run workflow " + wf.ID + "?", Detail: workflow.Describe(wf)})
 		if err != nil || !ok {
 			p.appendLog("\n[not run]\n", true)
-			fyne.Do(func() { p.end(); w.setStatus("Workflow " + wf.ID + " not run") })
+			w.do(func() { p.end(); w.setStatus("Workflow " + wf.ID + " not run") })
 			return
 		}
 		rep, runErr := ex.Run(ctx, wf, inputs)
@@ -572,7 +572,7 @@ func (p *workflowPane) run() {
 			fmt.Fprintf(&b, "[done in %s]\n", rep.Duration.Round(time.Millisecond))
 		}
 		p.appendLog("\n"+b.String(), true)
-		fyne.Do(func() {
+		w.do(func() {
 			defer p.end()
 			w.setStatus(status)
 			if w.project != nil && w.project.Root() == root {
