@@ -370,6 +370,10 @@ func (p *Project) process(ctx context.Context, jobs []job) ([]result, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			// Keep the worker on one OS thread: its C parser's memory then
+			// stays with one thread (its malloc arena and CPU cache).
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			exts := p.takeExtractors()
 			defer p.putExtractors(exts)
 			for {
