@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmarks of the local model runtime and retrieval (docs/bench/models.md).
+# Benchmarks of the local model runtime and retrieval (BENCHMARKS.md, "Local model and retrieval").
 #   scripts/bench-models.sh            # all: generation, embeddings, vector + lexical search
 #   BENCHTIME=5x scripts/bench-models.sh
 # The generated benchmark models (~220M parameters, q8_0 and q4_0, ~230 and
