@@ -276,17 +276,7 @@ func Apply(ctx context.Context, root string, p *Patch, opts Options) (*Changeset
 func commit(root string, changes []Change, reverse bool) error {
 	var done []Change
 	for _, ch := range changes {
-		exists, data := ch.NewExists, ch.New
-		if reverse {
-			exists, data = ch.OldExists, ch.Old
-		}
-		var err error
-		if exists {
-			err = WriteFile(root, ch.Path, data, ch.Mode)
-		} else {
-			err = RemoveFile(root, ch.Path)
-		}
-		if err != nil {
+		if err := writeSide(root, ch, !reverse); err != nil {
 			rbErr := commitRollback(root, done, reverse)
 			return errors.Join(fmt.Errorf("write %s: %w", ch.Path, err), rbErr)
 		}
@@ -295,21 +285,25 @@ func commit(root string, changes []Change, reverse bool) error {
 	return nil
 }
 
+// writeSide writes the new side of ch (newSide) or its old side, removing
+// the file when that side does not exist.
+func writeSide(root string, ch Change, newSide bool) error {
+	exists, data := ch.OldExists, ch.Old
+	if newSide {
+		exists, data = ch.NewExists, ch.New
+	}
+	if exists {
+		return WriteFile(root, ch.Path, data, ch.Mode)
+	}
+	return RemoveFile(root, ch.Path)
+}
+
+// commitRollback undoes the changes in done, newest first.
 func commitRollback(root string, done []Change, reverse bool) error {
 	var errs []error
 	for i := len(done) - 1; i >= 0; i-- {
 		ch := done[i]
-		exists, data := ch.OldExists, ch.Old
-		if reverse {
-			exists, data = ch.NewExists, ch.New
-		}
-		var err error
-		if exists {
-			err = WriteFile(root, ch.Path, data, ch.Mode)
-		} else {
-			err = RemoveFile(root, ch.Path)
-		}
-		if err != nil {
+		if err := writeSide(root, ch, reverse); err != nil {
 			errs = append(errs, fmt.Errorf("roll back %s: %w", ch.Path, err))
 		}
 	}
