@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,7 +37,6 @@ const metaBucket = "meta"
 type Store struct {
 	db   *bolt.DB
 	path string
-	seq  atomic.Uint64 // breaks ties between records written in the same nanosecond
 }
 
 // DataDir returns the folder where CodeLoom keeps data for the project at root.
@@ -212,15 +210,6 @@ func (s *Store) DeleteBucket(bucket string) error {
 	})
 }
 
-// newKey makes a time-ordered key: 8 bytes of Unix nanoseconds then 8 bytes
-// of a per-store sequence, so keys sort by time and never collide.
-func (s *Store) newKey(t time.Time) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k[:8], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(k[8:], s.seq.Add(1))
-	return k
-}
-
 // keyID renders a record key as the ID callers see.
 func keyID(k []byte) string { return fmt.Sprintf("%x", k) }
 
@@ -230,17 +219,27 @@ func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t
 	if t.IsZero() {
 		t = time.Now()
 	}
-	key := s.newKey(t)
-	id := keyID(key)
-	setID(id, t)
-	data, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("encode %s record: %w", bucket, err)
-	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	var id string
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
+		}
+		// The key is 8 bytes of Unix nanoseconds then the bucket's persistent
+		// sequence, so keys sort by time and never collide, even for records
+		// given the same time in different sessions.
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		key := make([]byte, 16)
+		binary.BigEndian.PutUint64(key[:8], uint64(t.UnixNano()))
+		binary.BigEndian.PutUint64(key[8:], seq)
+		id = keyID(key)
+		setID(id, t)
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode record: %w", err)
 		}
 		return b.Put(key, data)
 	})

@@ -261,3 +261,34 @@ func TestSurvivesKillDashNine(t *testing.T) {
 		t.Fatalf("the writer committed only %d records; the test proved little", acked+1)
 	}
 }
+
+// Records given the same time in two sessions (two opens of the file) must
+// both survive: the key's tie-breaker may not restart at every open.
+func TestSameTimeAcrossSessionsKeepsBoth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	var ids []string
+	for i := 0; i < 2; i++ {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.AddLesson(Lesson{Time: at, Task: "task " + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ls, err := s.Lessons(0)
+	if err != nil || len(ls) != 2 || ids[0] == ids[1] {
+		t.Fatalf("lessons = %+v, %v (ids %v)", ls, err, ids)
+	}
+}
