@@ -125,7 +125,7 @@ func ReadFile(path string) (*File, error) {
 // Read parses a GGUF header from r, whose total size is size bytes, and
 // checks that every tensor's data lies within the file.
 func Read(r io.Reader, size int64) (*File, error) {
-	cr := &countReader{r: bufio.NewReaderSize(r, 1<<16)}
+	cr := &countReader{r: bufio.NewReaderSize(r, 1<<16), size: size}
 	var magic [4]byte
 	if _, err := io.ReadFull(cr, magic[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -181,7 +181,7 @@ func Read(r io.Reader, size int64) (*File, error) {
 		}
 		g.Alignment = n
 	}
-	g.Tensors = make([]TensorInfo, 0, nTensors)
+	g.Tensors = make([]TensorInfo, 0, min(nTensors, 1<<10)) // nTensors is untrusted
 	for i := uint64(0); i < nTensors; i++ {
 		var t TensorInfo
 		if t.Name, err = readString(cr); err != nil {
@@ -252,8 +252,15 @@ func eof(err error) error {
 }
 
 type countReader struct {
-	r *bufio.Reader
-	n int64
+	r    *bufio.Reader
+	n    int64
+	size int64 // total size of the input, < 0 when unknown
+}
+
+// fits reports whether n more bytes can still be read from the input, so a
+// corrupt length is rejected before a buffer of that length is allocated.
+func (c *countReader) fits(n uint64) bool {
+	return c.size < 0 || n <= uint64(max(c.size-c.n, 0))
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
@@ -298,6 +305,9 @@ func readString(r *countReader) (string, error) {
 	}
 	if n > maxStringLen {
 		return "", fmt.Errorf("%w: string of %d bytes", ErrCorrupt, n)
+	}
+	if !r.fits(n) {
+		return "", io.ErrUnexpectedEOF
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {

@@ -2,10 +2,12 @@ package gguf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -176,4 +178,26 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A corrupt string length in a tiny file is rejected as truncated before a
+// buffer of that length is allocated.
+func TestReadHugeStringLengthAllocatesLittle(t *testing.T) {
+	var b []byte
+	b = append(b, "GGUF"...)
+	b = binary.LittleEndian.AppendUint32(b, 3)
+	b = binary.LittleEndian.AppendUint64(b, 0)      // tensors
+	b = binary.LittleEndian.AppendUint64(b, 1)      // metadata keys
+	b = binary.LittleEndian.AppendUint64(b, 60<<20) // key length, under maxStringLen
+	b = append(b, "general.name"...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Read(bytes.NewReader(b), int64(len(b)))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTruncated) {
+		t.Fatalf("got %v, want %v", err, ErrTruncated)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 8<<20 {
+		t.Errorf("allocated %d bytes for a %d-byte file", d, len(b))
+	}
 }
