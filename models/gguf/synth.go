@@ -106,22 +106,7 @@ func WriteLlama(path string, c LlamaConfig) error {
 	default:
 		kvs = append(kvs, KV{"tokenizer.chat_template", c.ChatTemplate})
 	}
-	seed := c.Seed
-	random := func(std float32) func([]float32) {
-		seed++
-		s := seed
-		return func(dst []float32) {
-			r := rand.New(rand.NewPCG(s, s*0x9e3779b97f4a7c15))
-			for i := range dst {
-				dst[i] = float32(r.NormFloat64()) * std
-			}
-		}
-	}
-	ones := func(dst []float32) {
-		for i := range dst {
-			dst[i] = 1
-		}
-	}
+	random := normalFiller(c.Seed)
 	u := func(x int) uint64 { return uint64(x) }
 	kvDim := headDim * c.HeadsKV
 	tensors := []TensorSpec{
@@ -220,22 +205,7 @@ func WriteBert(path string, c BertConfig) error {
 		{"tokenizer.ggml.unknown_token_id", uint32(1)},
 		{"tokenizer.ggml.mask_token_id", uint32(4)},
 	}
-	seed := c.Seed
-	random := func(std float32) func([]float32) {
-		seed++
-		s := seed
-		return func(dst []float32) {
-			r := rand.New(rand.NewPCG(s, s*0x9e3779b97f4a7c15))
-			for i := range dst {
-				dst[i] = float32(r.NormFloat64()) * std
-			}
-		}
-	}
-	ones := func(dst []float32) {
-		for i := range dst {
-			dst[i] = 1
-		}
-	}
+	random := normalFiller(c.Seed)
 	u := func(x int) uint64 { return uint64(x) }
 	e := u(c.Embd)
 	tensors := []TensorSpec{
@@ -264,4 +234,27 @@ func WriteBert(path string, c BertConfig) error {
 		)
 	}
 	return Write(path, kvs, tensors)
+}
+
+// normalFiller returns a maker of tensor fillers drawing from a normal
+// distribution with the given standard deviation; each filler it makes has
+// its own seed, derived from seed, so weights are reproducible.
+func normalFiller(seed uint64) func(std float32) func([]float32) {
+	return func(std float32) func([]float32) {
+		seed++
+		s := seed
+		return func(dst []float32) {
+			r := rand.New(rand.NewPCG(s, s*0x9e3779b97f4a7c15))
+			for i := range dst {
+				dst[i] = float32(r.NormFloat64()) * std
+			}
+		}
+	}
+}
+
+// ones fills a tensor with 1 (the neutral weight of a norm layer).
+func ones(dst []float32) {
+	for i := range dst {
+		dst[i] = 1
+	}
 }
