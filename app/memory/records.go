@@ -198,6 +198,9 @@ func (s *Store) getRecord(bucket, id string, out any) error {
 		if v == nil {
 			return fmt.Errorf("store %s: no %s record %s", s.path, bucket, id)
 		}
-		return json.Unmarshal(v, out)
+		if err := json.Unmarshal(v, out); err != nil {
+			return fmt.Errorf("store %s: decode %s record %s: %w", s.path, bucket, id, err)
+		}
+		return nil
 	})
 }

@@ -130,7 +130,10 @@ func (s *Store) Schema() (int, error) {
 		}
 		return nil
 	})
-	return have, err
+	if err != nil {
+		return 0, fmt.Errorf("store %s schema: %w", s.path, err)
+	}
+	return have, nil
 }
 
 // PutBlob stores val under key in bucket, creating the bucket if needed.
@@ -190,24 +193,32 @@ func (s *Store) DeleteBlob(bucket, key string) error {
 // ForEachBlob calls fn for every key in bucket in key order. The value is
 // only valid during the call. A missing bucket yields no calls.
 func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error { return fn(string(k), v) })
 	})
+	if err != nil {
+		return fmt.Errorf("store %s bucket %s: %w", s.path, bucket, err)
+	}
+	return nil
 }
 
 // DeleteBucket drops a whole bucket (e.g. to invalidate a cache).
 func (s *Store) DeleteBucket(bucket string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		err := tx.DeleteBucket([]byte(bucket))
 		if errors.Is(err, bolt.ErrBucketNotFound) {
 			return nil
 		}
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("store %s delete bucket %s: %w", s.path, bucket, err)
+	}
+	return nil
 }
 
 // keyID renders a record key as the ID callers see.
