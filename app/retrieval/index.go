@@ -176,8 +176,10 @@ func (ix *Index) Embed(ctx context.Context, e Embedder, o EmbedOptions) (EmbedSt
 	if o.Cache != nil {
 		for _, j := range jobs {
 			if b, err := o.Cache.GetBlob(Bucket, j.key); err == nil && b != nil {
-				j.vec = decodeVec(b)
-				st.Cached++
+				// a corrupt blob decodes to nil and is computed again
+				if j.vec = decodeVec(b); j.vec != nil {
+					st.Cached++
+				}
 			}
 		}
 	}
@@ -212,6 +214,9 @@ func (ix *Index) Embed(ctx context.Context, e Embedder, o EmbedOptions) (EmbedSt
 		for _, j := range batch {
 			v := make([]float32, len(vecs[k]))
 			for c := range j.chunks {
+				if len(vecs[k+c]) != len(v) {
+					return st, fmt.Errorf("embed nodes: vectors of %d and %d dimensions in one batch", len(v), len(vecs[k+c]))
+				}
 				for d := range v {
 					v[d] += vecs[k+c][d]
 				}

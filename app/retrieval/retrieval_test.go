@@ -210,3 +210,34 @@ func TestVectorsSearch(t *testing.T) {
 		t.Fatal("wrong query dimension")
 	}
 }
+
+// mapCache is an in-memory Cache.
+type mapCache map[string][]byte
+
+func (m mapCache) GetBlob(bucket, key string) ([]byte, error) { return m[key], nil }
+func (m mapCache) PutBlobs(bucket string, puts map[string][]byte, deletes []string) error {
+	for k, v := range puts {
+		m[k] = v
+	}
+	return nil
+}
+
+func TestEmbedRecomputesCorruptCacheEntries(t *testing.T) {
+	g := sampleGraph(t)
+	cache := mapCache{}
+	eng := &models.Scripted{Dim: 16}
+	st, err := New(g).Embed(context.Background(), eng, EmbedOptions{ModelID: "m", Cache: cache})
+	if err != nil || st.Computed == 0 {
+		t.Fatalf("first run %+v, %v", st, err)
+	}
+	for k := range cache {
+		cache[k] = []byte{1, 2, 3} // not a whole number of float32s
+	}
+	st2, err := New(g).Embed(context.Background(), eng, EmbedOptions{ModelID: "m", Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Cached != 0 || st2.Computed != st.Nodes || st2.Nodes != st.Nodes {
+		t.Fatalf("corrupt cache run %+v, want all %d computed", st2, st.Nodes)
+	}
+}
