@@ -39,7 +39,7 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 		return code
 	}
 	if fs.NArg() < 2 {
-		fmt.Fprintln(env.Stderr, "codeloom query: need a folder and a query (codeloom query DIR deps|rdeps|path|slice|search|rank ARG)")
+		fmt.Fprintln(env.Stderr, "codeloom query: need a folder and a query (codeloom query DIR deps|rdeps|path|slice|search|rank|neighbors ARG)")
 		return ExitUsage
 	}
 	dir, q, rest := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
@@ -159,21 +159,7 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			}
 		}
 	case "search":
-		ms := g.Search(rest[0], *limit)
-		if *asJSON {
-			type hit struct {
-				Score float64         `json:"score"`
-				Node  *codegraph.Node `json:"node"`
-			}
-			hs := make([]hit, 0, len(ms))
-			for _, m := range ms {
-				hs = append(hs, hit{m.Score, m.Node})
-			}
-			return jsonOut(env, hs)
-		}
-		for _, m := range ms {
-			writeNodeLine(out, m.Node, strconv.FormatFloat(m.Score, 'f', 0, 64))
-		}
+		return writeScored(env, g.Search(rest[0], *limit), *asJSON, 0)
 	case "rank":
 		var focus []string
 		for _, a := range rest {
@@ -187,24 +173,36 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 		if *limit > 0 && len(rs) > *limit {
 			rs = rs[:*limit]
 		}
-		if *asJSON {
-			type hit struct {
-				Score float64         `json:"score"`
-				Node  *codegraph.Node `json:"node"`
-			}
-			hs := make([]hit, 0, len(rs))
-			for _, r := range rs {
-				hs = append(hs, hit{r.Score, r.Node})
-			}
-			return jsonOut(env, hs)
+		ms := make([]codegraph.Match, len(rs))
+		for i, r := range rs {
+			ms[i] = codegraph.Match(r)
 		}
-		for _, r := range rs {
-			writeNodeLine(out, r.Node, strconv.FormatFloat(r.Score, 'f', 5, 64))
-		}
+		return writeScored(env, ms, *asJSON, 5)
 	}
 	return ExitOK
 }
 
+// writeScored prints scored nodes (search hits or a ranking), as JSON or as
+// lines with the score rounded to prec decimals.
+func writeScored(env Env, ms []codegraph.Match, asJSON bool, prec int) int {
+	if asJSON {
+		type hit struct {
+			Score float64         `json:"score"`
+			Node  *codegraph.Node `json:"node"`
+		}
+		hs := make([]hit, 0, len(ms))
+		for _, m := range ms {
+			hs = append(hs, hit{m.Score, m.Node})
+		}
+		return jsonOut(env, hs)
+	}
+	for _, m := range ms {
+		writeNodeLine(env.Stdout, m.Node, strconv.FormatFloat(m.Score, 'f', prec, 64))
+	}
+	return ExitOK
+}
+
+// jsonOut writes v as indented JSON to stdout and returns the exit code.
 func jsonOut(env Env, v any) int {
 	if err := writeJSONValue(env.Stdout, v); err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom query: write: %v\n", err)
@@ -213,6 +211,7 @@ func jsonOut(env Env, v any) int {
 	return ExitOK
 }
 
+// nonNilNodes makes an empty result encode as [] rather than null.
 func nonNilNodes(ns []*codegraph.Node) []*codegraph.Node {
 	if ns == nil {
 		return []*codegraph.Node{}
@@ -220,6 +219,7 @@ func nonNilNodes(ns []*codegraph.Node) []*codegraph.Node {
 	return ns
 }
 
+// nonNilEdges makes an empty result encode as [] rather than null.
 func nonNilEdges(es []codegraph.Edge) []codegraph.Edge {
 	if es == nil {
 		return []codegraph.Edge{}
