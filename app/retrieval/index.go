@@ -159,15 +159,7 @@ func (ix *Index) Embed(ctx context.Context, e Embedder, o EmbedOptions) (EmbedSt
 		if !embeddable(n) {
 			continue
 		}
-		src, ok := files[n.Path]
-		if !ok {
-			src, _ = os.ReadFile(filepath.Join(ix.g.Root(), filepath.FromSlash(n.Path)))
-			files[n.Path] = src
-		}
-		var code string
-		if n.StartByte >= 0 && n.EndByte <= len(src) && n.StartByte < n.EndByte {
-			code = string(src[n.StartByte:n.EndByte])
-		}
+		code, _ := nodeCode(ix.g, files, n)
 		text := fmt.Sprintf("%s %s\n%s\n%s\n%s", n.Kind, n.QualName, n.Signature, n.Doc, code)
 		sum := sha256.Sum256([]byte(text))
 		jobs = append(jobs, &job{node: n, key: o.ModelID + ":" + hex.EncodeToString(sum[:16]), chunks: chunk(text, o.MaxChars, o.MaxChunks)})
