@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	goruntime "runtime"
 	"sort"
 	"strings"
@@ -433,7 +434,7 @@ func (e *Executor) runStep(ctx context.Context, w *Workflow, s *Step, vars map[s
 			break
 		}
 		if attempt > 1 {
-			wait := s.Backoff.D() << (attempt - 2)
+			wait := backoffWait(s.Backoff.D(), attempt-1)
 			e.logger().Info("workflow: retry", "workflow", w.ID, "step", s.ID, "attempt", attempt, "after", wait, "err", lastErr)
 			e.emit(Event{Workflow: w.ID, Step: s.ID, Type: s.Type, State: StateRunning, Attempt: attempt, Time: time.Now(),
 				Err: lastErr.Error(), Text: fmt.Sprintf("retry %d/%d in %s", attempt-1, s.Retries, wait), Depth: depth})
@@ -459,6 +460,21 @@ func (e *Executor) runStep(ctx context.Context, w *Workflow, s *Step, vars map[s
 		}
 	}
 	return finish("", lastErr)
+}
+
+// backoffWait is the wait before retry n (1 for the first): base·2^(n-1),
+// saturating instead of overflowing for long retry chains.
+func backoffWait(base time.Duration, n int) time.Duration {
+	if base <= 0 || n < 1 {
+		return 0
+	}
+	for i := 1; i < n; i++ {
+		if base > math.MaxInt64/2 {
+			return math.MaxInt64
+		}
+		base *= 2
+	}
+	return base
 }
 
 func (e *Executor) attempt(ctx context.Context, w *Workflow, s *Step, h Handler, call Call, depth int) (out string, err error) {

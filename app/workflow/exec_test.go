@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -479,5 +480,24 @@ steps:
 	bad := mustParse(t, "id: g\nsteps:\n  - {id: a, type: llm, prompt: x, group: 1, depends_on: [b]}\n  - {id: b, type: llm, prompt: x, group: 2}\n")
 	if err := Validate(bad); err == nil || !strings.Contains(err.Error(), "dependency cycle") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBackoffWaitDoublesAndSaturates(t *testing.T) {
+	cases := []struct {
+		base time.Duration
+		n    int
+		want time.Duration
+	}{
+		{200 * time.Millisecond, 1, 200 * time.Millisecond},
+		{200 * time.Millisecond, 2, 400 * time.Millisecond},
+		{200 * time.Millisecond, 4, 1600 * time.Millisecond},
+		{0, 5, 0},
+		{time.Second, 70, math.MaxInt64}, // 1s·2^69 overflows int64 nanoseconds
+	}
+	for _, c := range cases {
+		if got := backoffWait(c.base, c.n); got != c.want {
+			t.Errorf("backoffWait(%s, %d) = %s, want %s", c.base, c.n, got, c.want)
+		}
 	}
 }
