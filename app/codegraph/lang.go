@@ -100,19 +100,22 @@ type projectInfo struct {
 
 // goModuleFor returns the module path and module dir governing rel.
 func (pi *projectInfo) goModuleFor(rel string) (mod, dir string, ok bool) {
-	d := path.Dir(rel)
-	for {
-		if d == "." {
-			d = ""
-		}
+	for d := relDir(rel); ; d = relDir(d) {
 		if m, found := pi.goModules[d]; found {
 			return m, d, true
 		}
 		if d == "" {
 			return "", "", false
 		}
-		d = path.Dir(d)
 	}
+}
+
+// relDir returns the folder of the root-relative path rel, "" for the root.
+func relDir(rel string) string {
+	if d := path.Dir(rel); d != "." {
+		return d
+	}
+	return ""
 }
 
 // stripQuotes removes one level of string quotes (', ", `).

@@ -1,7 +1,6 @@
 package codegraph
 
 import (
-	"path"
 	"strings"
 
 	"github.com/smacker/go-tree-sitter/golang"
@@ -81,10 +80,7 @@ uint uint8 uint16 uint32 uint64 uintptr any comparable`
 
 // goModuleKeys names a Go file's package by import path.
 func goModuleKeys(pi *projectInfo, rel string) []string {
-	dir := path.Dir(rel)
-	if dir == "." {
-		dir = ""
-	}
+	dir := relDir(rel)
 	mod, mdir, ok := pi.goModuleFor(rel)
 	if !ok {
 		if dir == "" {

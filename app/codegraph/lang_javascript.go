@@ -122,11 +122,7 @@ func jsModuleKeys(_ *projectInfo, rel string) []string {
 	}
 	keys := []string{p}
 	if path.Base(p) == "index" {
-		d := path.Dir(p)
-		if d == "." {
-			d = ""
-		}
-		keys = append(keys, d)
+		keys = append(keys, relDir(p))
 	}
 	return keys
 }

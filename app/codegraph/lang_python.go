@@ -170,18 +170,12 @@ func pyImportKeys(pi *projectInfo, rel string, module string) []string {
 	n := len(module) - len(strings.TrimLeft(module, "."))
 	rest := module[n:]
 	// The importing module's package, as a path.
-	pkg := path.Dir(rel)
-	if pkg == "." {
-		pkg = ""
-	}
+	pkg := relDir(rel)
 	for i := 1; i < n; i++ {
 		if pkg == "" {
 			return nil // beyond the top-level package
 		}
-		pkg = path.Dir(pkg)
-		if pkg == "." {
-			pkg = ""
-		}
+		pkg = relDir(pkg)
 	}
 	var key string
 	if pkg != "" {

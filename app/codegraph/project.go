@@ -347,7 +347,6 @@ func (p *Project) buildLocked() *Graph {
 func (p *Project) process(ctx context.Context, jobs []job) ([]result, error) {
 	results := make([]result, len(jobs))
 	var next atomic.Int64
-	var done atomic.Int64
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := min(p.opts.Workers, max(len(jobs), 1))
@@ -388,7 +387,6 @@ func (p *Project) process(ctx context.Context, jobs []job) ([]result, error) {
 					return
 				}
 				results[i] = r
-				done.Add(1)
 				if p.opts.Progress != nil {
 					progress <- struct{}{}
 				}
@@ -578,15 +576,11 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	for rel := range removed {
 		delete(p.files, rel)
 		deletes = append(deletes, rel)
-		d := path.Dir(rel)
-		if d == "." {
-			d = ""
-		}
 		switch path.Base(rel) {
 		case "go.mod":
-			delete(p.info.goModules, d)
+			delete(p.info.goModules, relDir(rel))
 		case "__init__.py":
-			delete(p.info.initDirs, d)
+			delete(p.info.initDirs, relDir(rel))
 		}
 	}
 	var cacheErr error
@@ -645,20 +639,12 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 	if name == "go.mod" {
 		if b, err := os.ReadFile(abs); err == nil {
 			if m := goModulePath(b); m != "" {
-				d := path.Dir(rel)
-				if d == "." {
-					d = ""
-				}
-				p.info.goModules[d] = m
+				p.info.goModules[relDir(rel)] = m
 			}
 		}
 	}
 	if name == "__init__.py" {
-		d := path.Dir(rel)
-		if d == "." {
-			d = ""
-		}
-		p.info.initDirs[d] = true
+		p.info.initDirs[relDir(rel)] = true
 	}
 	return walkFile{rel: rel, size: st.Size(), modTime: st.ModTime().UnixNano(), lang: lang, eco: eco}, true, false
 }
