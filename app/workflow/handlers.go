@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"codeloom/app/memory"
 	"codeloom/app/patch"
@@ -194,13 +195,18 @@ func (h *RunHandler) Run(ctx context.Context, c Call) (string, error) {
 	return out, nil
 }
 
-// tail returns the last n bytes of s, marked when cut.
+// tail returns the last n bytes of s (fewer if n would split a UTF-8
+// character), marked when cut.
 func tail(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
 	}
-	return "…" + s[len(s)-n:]
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "…" + s[i:]
 }
 
 // Resolver finds a workflow by built-in name or file path.

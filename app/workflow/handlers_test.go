@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"codeloom/app/memory"
 	"codeloom/app/pipeline"
@@ -181,5 +182,16 @@ func TestPatchStep(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "bye\n" {
 		t.Fatalf("patch not applied: %q", b)
+	}
+}
+
+func TestTailKeepsWholeCharacters(t *testing.T) {
+	s := strings.Repeat("é", 10) // 2 bytes each
+	got := tail(s, 5)            // 5 bytes would start inside an é
+	if !utf8.ValidString(got) || got != "…éé" {
+		t.Errorf("tail = %q, want %q", got, "…éé")
+	}
+	if got := tail("  short \n", 100); got != "short" {
+		t.Errorf("tail of a short text = %q", got)
 	}
 }
