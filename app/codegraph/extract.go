@@ -183,8 +183,8 @@ func newSharedExtractor(l *language, q *compiledQuery) (*extractor, error) {
 }
 
 func extractorOf(l *language, r *tsRunner) *extractor {
-	roles := make([]captureRole, len(r.names))
-	for i, n := range r.names {
+	roles := make([]captureRole, len(r.q.names))
+	for i, n := range r.q.names {
 		roles[i] = roleNames[n]
 	}
 	return &extractor{lang: l, run: r, roles: roles}

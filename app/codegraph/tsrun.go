@@ -158,10 +158,8 @@ type tsRunner struct {
 	parser *C.TSParser
 	q      *compiledQuery
 	ownQ   bool // the query is closed with the runner
-	query  *C.TSQuery
 	cursor *C.TSQueryCursor
 	res    *C.cl_result // reused result buffer
-	names  []string     // capture names by id
 }
 
 // langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
@@ -192,7 +190,7 @@ func newQueryRunner(q *compiledQuery) (*tsRunner, error) {
 		C.ts_parser_delete(p)
 		return nil, errors.New("incompatible grammar version")
 	}
-	r := &tsRunner{parser: p, q: q, query: q.query, names: q.names, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
+	r := &tsRunner{parser: p, q: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
 	if r.res == nil {
 		r.close()
 		return nil, errors.New("out of memory")
@@ -275,7 +273,7 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 			old = kt.tree
 		}
 	}
-	t := C.cl_run(r.parser, r.cursor, r.query, p, C.uint32_t(len(src)), r.res, old, keep)
+	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep)
 	if kt != nil {
 		kt.free()
 		if t != nil && r.res.has_error == 0 {
