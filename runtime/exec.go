@@ -234,6 +234,11 @@ loop:
 	readers.Wait()
 	outR.Close()
 	errR.Close()
+	if inW != nil {
+		// Unblocks the stdin writer when an escaped process holds the
+		// pipe without reading it; a second Close is harmless.
+		inW.Close()
+	}
 
 	final := sb.final()
 	state := cmd.ProcessState
@@ -306,16 +311,13 @@ func classifyLimit(l Limits, res Result, sb *sandbox) string {
 		return LimitFileSize
 	case l.Procs > 0 && containsAny(res.Stderr, forkMarkers):
 		return LimitProcs
-	case l.Memory > 0:
-		for _, m := range memoryMarkers {
-			if bytes.Contains(res.Stderr, m) {
-				return LimitMemory
-			}
-		}
+	case l.Memory > 0 && containsAny(res.Stderr, memoryMarkers):
+		return LimitMemory
 	}
 	return ""
 }
 
+// containsAny reports whether b contains any of subs.
 func containsAny(b []byte, subs [][]byte) bool {
 	for _, s := range subs {
 		if bytes.Contains(b, s) {
