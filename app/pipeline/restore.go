@@ -100,7 +100,7 @@ func RestoreNodeVersion(ctx context.Context, root string, st VersionStore, g *co
 	}
 	cur, err := os.ReadFile(abs)
 	if err != nil {
-		return "", fmt.Errorf("restore version %s: %w", id, err)
+		return "", fmt.Errorf("restore version %s: read %s: %w", id, clean, err)
 	}
 	if n.StartByte < 0 || n.EndByte > len(cur) || n.StartByte > n.EndByte {
 		return "", fmt.Errorf("restore version %s: %s changed since it was indexed; re-index and retry", id, clean)
@@ -112,10 +112,7 @@ func RestoreNodeVersion(ctx context.Context, root string, st VersionStore, g *co
 	}
 	out := make([]byte, 0, len(cur)+len(v.Content))
 	out = append(append(append(out, cur[:n.StartByte]...), v.Content...), cur[n.EndByte:]...)
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-	}
+	mode := permOf(abs)
 	if err := patch.WriteFile(root, clean, out, mode); err != nil {
 		return keep, fmt.Errorf("restore version %s: %w", id, err)
 	}
@@ -154,10 +151,7 @@ func RestoreVersion(ctx context.Context, root string, st VersionStore, id string
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("restore version %s: read %s: %w", id, clean, err)
 	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-	}
+	mode := permOf(abs)
 	reason := fmt.Sprintf("before restoring version %s", id)
 	if !exists {
 		reason += " " + createdMarker
@@ -175,4 +169,13 @@ func RestoreVersion(ctx context.Context, root string, st VersionStore, id string
 		return keep, fmt.Errorf("restore version %s: %w", id, err)
 	}
 	return keep, nil
+}
+
+// permOf returns the permission bits of the file at abs, or 0644 when it
+// cannot be read (a file about to be created).
+func permOf(abs string) fs.FileMode {
+	if fi, err := os.Stat(abs); err == nil {
+		return fi.Mode().Perm()
+	}
+	return 0o644
 }
