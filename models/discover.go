@@ -137,6 +137,9 @@ func (d *discovery) walk(ctx context.Context, root, source string) {
 	})
 }
 
+// maxManifest is the largest file read as an Ollama manifest.
+const maxManifest = 1 << 20
+
 // ollama reads manifests/<host>/<namespace>/<model>/<tag> and lists the
 // blob of each model layer (media type application/vnd.ollama.image.model).
 func (d *discovery) ollama(ctx context.Context, root string) {
@@ -151,8 +154,13 @@ func (d *discovery) ollama(ctx context.Context, root string) {
 		if err != nil || e.IsDir() {
 			return nil
 		}
+		// manifests are small JSON files: anything large is not one, and is
+		// not read into memory
+		if fi, err := e.Info(); err != nil || fi.Size() > maxManifest {
+			return nil
+		}
 		data, err := os.ReadFile(path)
-		if err != nil || len(data) > 1<<20 {
+		if err != nil || len(data) > maxManifest {
 			return nil
 		}
 		var m struct {
