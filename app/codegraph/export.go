@@ -36,7 +36,10 @@ func WriteJSON(w io.Writer, g *Graph) error {
 		Graph: map[string]any{"root": g.root, "stats": g.stats}, Nodes: nodes, Edges: edges}); err != nil {
 		return fmt.Errorf("write graph json: %w", err)
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write graph json: %w", err)
+	}
+	return nil
 }
 
 // WriteDOT writes g in Graphviz DOT: files as clusters of their definitions,
@@ -82,6 +85,7 @@ func WriteDOT(w io.Writer, g *Graph) error {
 	return nil
 }
 
+// dotLabel is a node's DOT label: its name, or Class.method for a method.
 func dotLabel(n *Node) string {
 	name := n.Name
 	if n.Kind == KindMethod && n.Parent != "" {
