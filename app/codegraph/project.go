@@ -651,7 +651,6 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 
 // gitIgnored checks rel against the .gitignore files on its way from the root.
 func (p *Project) gitIgnored(rel string) bool {
-	w := &walker{root: p.root}
 	var levels []ignoreLevel
 	dir := ""
 	parts := strings.Split(rel, "/")
@@ -663,9 +662,9 @@ func (p *Project) gitIgnored(rel string) bool {
 			break
 		}
 		dir = path.Join(dir, parts[i])
-		if w.ignored(levels, dir, true) {
+		if ignored(levels, dir, true) {
 			return true
 		}
 	}
-	return w.ignored(levels, rel, false)
+	return ignored(levels, rel, false)
 }

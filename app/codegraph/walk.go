@@ -51,6 +51,7 @@ type walkResult struct {
 	info     *projectInfo
 }
 
+// ignoreLevel is one .gitignore on the way from the root to a path.
 type ignoreLevel struct {
 	dir string // rel dir of the .gitignore, "" for root
 	gi  *ignore.GitIgnore
@@ -75,9 +76,11 @@ func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*lan
 	return w.res, nil
 }
 
+// abs returns the absolute path of the root-relative path rel.
 func (w *walker) abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
 
-func (w *walker) ignored(levels []ignoreLevel, rel string, isDir bool) bool {
+// ignored reports whether any of the .gitignore levels ignores rel.
+func ignored(levels []ignoreLevel, rel string, isDir bool) bool {
 	for _, l := range levels {
 		sub := rel
 		if l.dir != "" {
@@ -93,10 +96,12 @@ func (w *walker) ignored(levels []ignoreLevel, rel string, isDir bool) bool {
 	return false
 }
 
+// problem records a file the walk skipped or indexed with a caveat.
 func (w *walker) problem(rel, reason string, skipped bool) {
 	w.res.problems = append(w.res.problems, Problem{Path: rel, Reason: reason, Skipped: skipped})
 }
 
+// dir walks the folder rel, under the .gitignore levels of its parents.
 func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -117,7 +122,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		w.problem(rel, "unreadable directory: "+errReason(err), true)
 		return nil
 	}
-	if gi, err := ignore.CompileIgnoreFile(filepath.Join(abs, ".gitignore")); err == nil {
+	if gi, err := compileIgnore(filepath.Join(abs, ".gitignore")); err == nil {
 		levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
 	}
 	for _, e := range entries {
@@ -127,17 +132,14 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 	}
 	for _, e := range entries {
 		name := e.Name()
-		crel := path.Join(rel, name)
-		if rel == "" {
-			crel = name
-		}
+		crel := path.Join(rel, name) // just name at the root: Join drops the empty element
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
 			w.symlink(crel)
 			continue
 		}
 		if e.IsDir() {
-			if skipDirs[name] || w.ignored(levels, crel, true) || isVirtualenv(w.abs(crel)) {
+			if skipDirs[name] || ignored(levels, crel, true) || isVirtualenv(w.abs(crel)) {
 				continue
 			}
 			if err := w.dir(ctx, crel, levels); err != nil {
@@ -150,7 +152,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		if lang == nil && eco == "" {
 			continue
 		}
-		if w.ignored(levels, crel, false) {
+		if ignored(levels, crel, false) {
 			continue
 		}
 		if !typ.IsRegular() {
