@@ -1,7 +1,6 @@
 package codegraph
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,9 @@ import (
 	"sort"
 	"strings"
 )
+
+// Manifests are read with bytes.Lines rather than a bufio.Scanner: a line
+// longer than the scanner's 64 KiB limit would silently end the scan.
 
 // parseManifest extracts the names of required packages from a manifest.
 func parseManifest(rel string, src []byte) ([]string, error) {
@@ -45,9 +47,8 @@ var reqName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*`)
 // parseRequirements reads pip requirement lines ("name[extra]>=1 ; marker").
 func parseRequirements(src []byte) []string {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for l := range bytes.Lines(src) {
+		line := strings.TrimSpace(string(l))
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
 		}
@@ -67,7 +68,6 @@ func parsePyproject(src []byte) []string {
 	var out []string
 	section := ""
 	inArray := false
-	sc := bufio.NewScanner(bytes.NewReader(src))
 	addQuoted := func(s string) {
 		for _, part := range strings.Split(s, ",") {
 			part = strings.TrimSpace(part)
@@ -78,8 +78,8 @@ func parsePyproject(src []byte) []string {
 			}
 		}
 	}
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for l := range bytes.Lines(src) {
+		line := strings.TrimSpace(string(l))
 		if i := strings.Index(line, "#"); i >= 0 && !strings.ContainsAny(line[:i], `"'`) {
 			line = strings.TrimSpace(line[:i])
 		}
@@ -129,9 +129,8 @@ func parsePyproject(src []byte) []string {
 
 // goModulePath returns the module path declared in a go.mod.
 func goModulePath(src []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for l := range bytes.Lines(src) {
+		f := strings.Fields(string(l))
 		if len(f) >= 2 && f[0] == "module" {
 			return strings.Trim(f[1], `"`)
 		}
@@ -143,9 +142,8 @@ func goModulePath(src []byte) string {
 func parseGoModRequires(src []byte) []string {
 	var out []string
 	inBlock := false
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for l := range bytes.Lines(src) {
+		line := strings.TrimSpace(string(l))
 		if i := strings.Index(line, "//"); i >= 0 {
 			line = strings.TrimSpace(line[:i])
 		}
@@ -190,9 +188,8 @@ func parsePackageJSON(src []byte) ([]string, error) {
 // parseDotEnv reads KEY=VALUE lines (optional "export ", quotes, comments).
 func parseDotEnv(src []byte) map[string]string {
 	env := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for l := range bytes.Lines(src) {
+		line := strings.TrimSpace(string(l))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -73,3 +73,19 @@ func TestBrokenManifestIsReported(t *testing.T) {
 		t.Errorf("calls into a manifest package counted unresolved: %v", g.Stats().UnresolvedSample)
 	}
 }
+
+// A line beyond bufio.Scanner's 64 KiB limit must not end the parse early.
+func TestManifestLongLineKeepsTheRest(t *testing.T) {
+	long := strings.Repeat("x", 100<<10)
+	got, err := parseManifest("requirements.txt", []byte("# "+long+"\nrequests\r\nnumpy\n"))
+	if err != nil || !reflect.DeepEqual(got, []string{"numpy", "requests"}) {
+		t.Errorf("requirements after a long line: %v, %v", got, err)
+	}
+	env := parseDotEnv([]byte("BLOB=" + long + "\nTAX_RATE=0.2\n"))
+	if env["TAX_RATE"] != "0.2" || len(env["BLOB"]) != len(long) {
+		t.Errorf("dotenv after a long line: TAX_RATE=%q, len(BLOB)=%d", env["TAX_RATE"], len(env["BLOB"]))
+	}
+	if m := goModulePath([]byte("// " + long + "\nmodule example.com/m\n")); m != "example.com/m" {
+		t.Errorf("go.mod module after a long line: %q", m)
+	}
+}
