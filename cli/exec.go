@@ -117,6 +117,9 @@ func runExec(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "exit status: the program's own; 128+N if killed by signal N; 124 timeout, 125 memory,\n126 procs, 123 cpu, 122 file size, 127 not started, 130 interrupted")
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
 		return ExitUsage
 	}
 	command := fs.Args()

@@ -30,6 +30,8 @@ func TestExecExitStatuses(t *testing.T) {
 		{[]string{"exec", "--", "sh", "-c", "kill -SEGV $$"}, 128 + 11},
 		{[]string{"exec", "--", "no-such-program-codeloom"}, ExitExecNotRun},
 		{[]string{"exec"}, ExitUsage},
+		{[]string{"exec", "-h"}, ExitOK},
+		{[]string{"test", "-h"}, ExitOK},
 		{[]string{"exec", "--mem", "lots", "--", "true"}, ExitUsage},
 		{[]string{"exec", "--dir", "/no/such/dir", "--", "true"}, ExitUsage},
 	}

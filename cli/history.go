@@ -79,7 +79,11 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 			ta := pipeline.NewTerminalApprover(env.Stdin, env.Stdout)
 			ok, err := ta.Approve(ctx, pipeline.Question{Kind: pipeline.AskApply,
 				Title: fmt.Sprintf("Restore %s to version %s (%s)?", v.Path, v.ID, v.Reason)})
-			if err != nil || !ok {
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "codeloom history: not restored: %v\n", err)
+				return ExitFailure
+			}
+			if !ok {
 				fmt.Fprintln(env.Stdout, "not restored")
 				return ExitFailure
 			}

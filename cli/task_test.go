@@ -97,6 +97,9 @@ func TestTaskFixesTheSampleWithAScript(t *testing.T) {
 	if code, out, _ := taskRunCLI(t, "n\n", "history", root, "--restore", oldest); code != ExitFailure || !strings.Contains(out, "not restored") {
 		t.Fatalf("declined restore: %d %s", code, out)
 	}
+	if code, _, errs := taskRunCLI(t, "", "history", root, "--restore", oldest); code != ExitFailure || !strings.Contains(errs, "input closed") {
+		t.Fatalf("restore without an answer: %d %s", code, errs)
+	}
 	if code, out, errs := taskRunCLI(t, "y\n", "history", root, "--restore", oldest); code != ExitOK || !strings.Contains(out, "restored inventory/pricing.py") {
 		t.Fatalf("restore: %d %s %s", code, out, errs)
 	}

@@ -45,8 +45,8 @@ func runTest(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: codeloom test DIR [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(env.Stderr, "codeloom test: need exactly one project folder (usage: codeloom test DIR [--json])")
