@@ -120,15 +120,8 @@ func (g *Graph) Search(query string, limit int) []Match {
 		return nil
 	}
 	var src fuzzy.Source = searchSource(g.nodes)
-	field := func(n *Node) string { return n.Name }
 	if strings.ContainsAny(query, "./") {
 		src = qualSource(g.nodes)
-		field = func(n *Node) string {
-			if n.Kind == KindFile {
-				return n.Path
-			}
-			return n.QualName
-		}
 	}
 	ms := fuzzy.FindFrom(query, src)
 	lq := strings.ToLower(query)
@@ -136,7 +129,7 @@ func (g *Graph) Search(query string, limit int) []Match {
 	for _, m := range ms {
 		nd := g.nodes[m.Index]
 		s := float64(m.Score)
-		f := strings.ToLower(field(nd))
+		f := strings.ToLower(src.String(m.Index))
 		switch {
 		case f == lq:
 			s += 1000
@@ -162,6 +155,8 @@ func (g *Graph) Search(query string, limit int) []Match {
 	return out
 }
 
+// qualSource adapts nodes to the fuzzy matcher by qualified name (path for
+// files).
 type qualSource []*Node
 
 func (s qualSource) String(i int) string {
