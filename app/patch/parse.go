@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrNoEdits is wrapped by the error Parse returns when an answer holds no
@@ -296,11 +297,17 @@ func (p *parser) countErr(h Hunk, n int, path string, oldLeft, newLeft int, why 
 			n, h.OldLines, h.NewLines, why, gotOld, gotNew, h.OldStart, h.OldLines, h.NewStart, h.NewLines)}
 }
 
+// clip shortens s for an error message to at most 60 bytes, cutting at a
+// rune boundary.
 func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
+	if len(s) <= 60 {
+		return s
 	}
-	return s
+	n := 60
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // replacePath finds the path of the SEARCH block at line i: the closest
@@ -392,7 +399,7 @@ func (p *parser) parseFile(i int) (int, error) {
 	p.block++
 	start := i
 	path := strings.Trim(strings.TrimSpace(p.lines[i][len(markFile):]), "`*")
-	if strings.ContainsAny(path, " \t") {
+	if path == "" || strings.ContainsAny(path, " \t") {
 		return 0, &ParseError{Block: p.block, Line: i + 1, Msg: fmt.Sprintf("\"FILE:\" must be followed by one path, got %q", clip(path))}
 	}
 	fence := fenceOf(p.lines[i+1])

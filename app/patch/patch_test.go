@@ -134,6 +134,8 @@ func TestParseErrors(t *testing.T) {
 		{"unterminated", "x.py\n<<<<<<< SEARCH\na\n=======\nb\n", "never followed by \">>>>>>> REPLACE\""},
 		{"stray replace", "text\n>>>>>>> REPLACE\n", "without a preceding"},
 		{"unclosed fence", "FILE: new.py\n```python\nprint(1)\n", "never closed"},
+		{"empty file path", "FILE: **\n```python\nprint(1)\n```\n", "must be followed by one path"},
+		{"clipped at a rune", "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-a\nx" + strings.Repeat("é", 40) + "\n", "é…"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
