@@ -65,11 +65,12 @@ func ExtractSample(dest string) (string, error) {
 		}
 		return os.WriteFile(target, data, 0o644)
 	})
-	if err != nil {
-		return "", fmt.Errorf("extract sample to %s: %w", tmp, err)
+	if err == nil {
+		err = os.Rename(tmp, dest)
 	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return "", fmt.Errorf("extract sample: move into %s: %w", dest, err)
+	if err != nil {
+		os.RemoveAll(tmp) // a failed copy leaves nothing behind
+		return "", fmt.Errorf("extract sample to %s: %w", dest, err)
 	}
 	return dest, nil
 }
