@@ -76,6 +76,15 @@ func (m *modelFlags) id(e models.Engine) string {
 	return "model"
 }
 
+// name names the engine's model for records: the model's own name, else
+// the endpoint.
+func (m *modelFlags) name(e models.Engine) string {
+	if ip, ok := e.(models.InfoProvider); ok && ip.Info().Name != "" {
+		return ip.Info().Name
+	}
+	return m.endpoint
+}
+
 // quietNativeLogs raises the default logger to warnings (llama.cpp logs
 // through it at info level) unless verbose; the returned func restores it.
 func quietNativeLogs(verbose bool) func() {
@@ -210,11 +219,7 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		outcome = "error: " + err.Error()
 	}
-	modelName := mf.endpoint
-	if ip, ok := engine.(models.InfoProvider); ok && ip.Info().Name != "" {
-		modelName = ip.Info().Name
-	}
-	if _, rerr := store.AddExchange(memory.Exchange{Session: "cli-ask", Role: "ask", Prompt: user, Answer: answer, Model: modelName, Duration: took}); rerr != nil {
+	if _, rerr := store.AddExchange(memory.Exchange{Session: "cli-ask", Role: "ask", Prompt: user, Answer: answer, Model: mf.name(engine), Duration: took}); rerr != nil {
 		slog.Warn("record exchange", "err", rerr)
 	}
 	if _, rerr := store.LogActivity(memory.Activity{Module: "models", Action: "ask", Outcome: outcome, Detail: question, Duration: took}); rerr != nil {

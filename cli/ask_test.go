@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"codeloom/assets"
+	"codeloom/models"
 	"codeloom/models/gguf"
 )
 
@@ -165,5 +166,15 @@ func TestModelsCLI(t *testing.T) {
 	}
 	if code := runModels(context.Background(), env, []string{filepath.Join(extra, "nope")}); code != ExitUsage {
 		t.Fatalf("missing folder: %d", code)
+	}
+}
+
+func TestAskModelNameFallsBackToEndpoint(t *testing.T) {
+	mf := modelFlags{endpoint: "http://127.0.0.1:1"}
+	if got := mf.name(models.NewOpenAI(mf.endpoint, "")); got != mf.endpoint {
+		t.Errorf("unnamed endpoint model recorded as %q, want %q", got, mf.endpoint)
+	}
+	if got := mf.name(models.NewOpenAI(mf.endpoint, "qwen")); got != "qwen" {
+		t.Errorf("named endpoint model recorded as %q, want qwen", got)
 	}
 }

@@ -85,11 +85,7 @@ func (e *engineFlags) open(ctx context.Context, env Env, cmd string) (models.Eng
 	}
 	closeModel := closer
 	closer = func() { closeModel(); restore() }
-	name := e.endpoint
-	if ip, ok := eng.(models.InfoProvider); ok {
-		name = ip.Info().Name
-	}
-	return eng, name, closer, ExitOK
+	return eng, e.name(eng), closer, ExitOK
 }
 
 // approvers returns the terminal approver, or with yes an automatic one that
