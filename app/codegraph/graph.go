@@ -207,15 +207,12 @@ func (g *Graph) Deps(id string) []*Node {
 		return nil
 	}
 	g.index()
-	self := map[string]bool{}
-	for _, d := range g.descendants(id) {
-		self[d] = true
-	}
 	seen := map[string]bool{}
 	queue := g.descendants(id)
 	for _, q := range queue {
 		seen[q] = true
 	}
+	self := len(queue) // id and its descendants; everything after them is a dependency
 	for i := 0; i < len(queue); i++ {
 		for _, e := range g.Out(queue[i], depKinds...) {
 			add := []string{e.To}
@@ -237,11 +234,9 @@ func (g *Graph) Deps(id string) []*Node {
 			}
 		}
 	}
-	var r []*Node
-	for id2 := range seen {
-		if !self[id2] {
-			r = append(r, g.byID[id2])
-		}
+	r := make([]*Node, 0, len(queue)-self)
+	for _, q := range queue[self:] {
+		r = append(r, g.byID[q])
 	}
 	sortNodes(r)
 	return r
