@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -292,14 +293,10 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(progress, "drafted workflow (valid):\n%s\n\n%s", strings.TrimSpace(text), workflow.Describe(drafted))
 		if *save != "" {
 			p := filepath.Join(memory.DataDir(root), "workflows", *save+".yaml")
-			if _, err := os.Stat(p); err == nil {
+			if err := saveNew(p, []byte(strings.TrimSpace(text)+"\n")); errors.Is(err, os.ErrExist) {
 				fmt.Fprintf(env.Stderr, "codeloom workflow: %s exists; not overwritten\n", p)
 				return ExitFailure
-			}
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = os.WriteFile(p, []byte(strings.TrimSpace(text)+"\n"), 0o644)
-			}
-			if err != nil {
+			} else if err != nil {
 				fmt.Fprintf(env.Stderr, "codeloom workflow: save: %v\n", err)
 				return ExitFailure
 			}
@@ -366,6 +363,28 @@ func runWorkflow(ctx context.Context, env Env, args []string) int {
 	}
 	fmt.Fprintf(progress, "workflow %s finished in %s\n", w.ID, rep.Duration.Round(time.Millisecond))
 	return ExitOK
+}
+
+// saveNew writes data to the new file p (creating its folder); an existing
+// file is never overwritten, even one created meanwhile (os.ErrExist).
+func saveNew(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(p)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(p)
+		return err
+	}
+	return nil
 }
 
 // listWorkflows prints the built-in workflows and the project's own.

@@ -97,6 +97,13 @@ func TestWorkflowDraftCLI(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "both = one two") {
 		t.Fatalf("saved draft run: %d %q", code, out)
 	}
+	saved := filepath.Join(dir, ".codeloom", "workflows", "twice.yaml")
+	before, _ := os.ReadFile(saved)
+	os.WriteFile(script, []byte("```yaml\nid: other\nsteps:\n  - {id: a, type: run, command: \"echo three\"}\n```\n"), 0o644)
+	code, _, errs = taskRunCLI(t, "", "workflow", dir, "draft", "print three", "--script", script, "--save", "twice", "--yes")
+	if after, _ := os.ReadFile(saved); code != ExitFailure || !strings.Contains(errs, "not overwritten") || string(after) != string(before) {
+		t.Fatalf("second save under the same name: %d %q; file now %q", code, errs, after)
+	}
 }
 
 func TestNewCLI(t *testing.T) {
