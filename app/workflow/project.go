@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -320,7 +321,10 @@ func (b *Builder) debug(ctx context.Context, c Call, dir, failure string, attemp
 	start := time.Now()
 	answer, err := b.Engine.Generate(ctx, msgs, models.GenOptions{MaxTokens: cmp.Or(b.MaxTokens, 2048)}, func(tok string) { c.Emit(tok) })
 	if b.Memory != nil {
-		b.Memory.AddExchange(memory.Exchange{Time: start, Role: "debugger", Prompt: p.String(), Answer: answer, Duration: time.Since(start)})
+		if _, rerr := b.Memory.AddExchange(memory.Exchange{Time: start, Role: "debugger", Prompt: p.String(), Answer: answer, Duration: time.Since(start)}); rerr != nil {
+			// the fix itself is still usable: a missing history entry does not fail the build
+			slog.Warn("build step: could not record the debugger exchange", "step", c.Step.ID, "attempt", attempt, "err", rerr)
+		}
 	}
 	return answer, err
 }
