@@ -108,7 +108,9 @@ const jsBuiltins = `require console parseInt parseFloat isNaN isFinite setTimeou
 clearInterval Promise Array Object String Number Boolean Symbol Map Set WeakMap WeakSet Error TypeError
 RangeError JSON Math Date RegExp encodeURIComponent decodeURIComponent fetch structuredClone BigInt`
 
-var jsExts = []string{".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts"}
+// jsExts are the extensions a module specifier may omit; ".d.ts" comes
+// before ".ts" so a declaration file is named without its ".d".
+var jsExts = []string{".d.ts", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"}
 
 // jsModuleKeys names a JS/TS file by its path without extension; an index
 // file also names its directory.

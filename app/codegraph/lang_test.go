@@ -1,6 +1,9 @@
 package codegraph
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // TestQueriesCompile compiles every registered language's query.
 func TestQueriesCompile(t *testing.T) {
@@ -11,5 +14,22 @@ func TestQueriesCompile(t *testing.T) {
 			continue
 		}
 		e.Close()
+	}
+}
+
+func TestJSModuleKeysStripWholeExtension(t *testing.T) {
+	cases := map[string][]string{
+		"src/types.d.ts":   {"src/types"},
+		"src/app.ts":       {"src/app"},
+		"src/ui/index.tsx": {"src/ui/index", "src/ui"},
+		"index.js":         {"index", ""},
+	}
+	for rel, want := range cases {
+		if got := jsModuleKeys(nil, rel); !reflect.DeepEqual(got, want) {
+			t.Errorf("jsModuleKeys(%q) = %q, want %q", rel, got, want)
+		}
+	}
+	if got := jsImportKeys(nil, "src/app.ts", "./types"); !reflect.DeepEqual(got, []string{"src/types", "src/types/index"}) {
+		t.Errorf("jsImportKeys ./types = %q", got)
 	}
 }
