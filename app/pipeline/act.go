@@ -208,8 +208,7 @@ func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changese
 			continue // Prepare reports it
 		}
 		if data, err := os.ReadFile(abs); err == nil {
-			fi, _ := os.Stat(abs)
-			if err := patch.WriteFile(scratch, clean, data, fi.Mode().Perm()); err != nil {
+			if err := patch.WriteFile(scratch, clean, data, permOf(abs)); err != nil {
 				return nil, fmt.Errorf("dry run: copy %s: %w", clean, err)
 			}
 		}
