@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"codeloom/app/codegraph"
 )
@@ -115,10 +116,13 @@ func MapFrames(g *codegraph.Graph, frames []Frame, maxCode int) []Frame {
 	return out
 }
 
-// clipText cuts s to at most n bytes, marking the cut.
+// clipText cuts s to at most n bytes at a rune boundary, marking the cut.
 func clipText(s string, n int) string {
 	if n <= 0 || len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "\n… (cut)"
 }

@@ -331,6 +331,7 @@ func tail(s string, n int) string {
 var (
 	reUnittestRan  = regexp.MustCompile(`(?m)^Ran (\d+) tests? in`)
 	reUnittestFail = regexp.MustCompile(`(?m)^FAILED \(([^)]*)\)`)
+	reUnittestSkip = regexp.MustCompile(`skipped=(\d+)`)
 	rePytestCounts = regexp.MustCompile(`(\d+) (passed|failed|skipped|errors?|error)\b`)
 	reGoTest       = regexp.MustCompile(`(?m)^(ok|FAIL|---\s+FAIL|---\s+PASS|---\s+SKIP)`)
 )
@@ -353,7 +354,7 @@ func parseTestCounts(out string) *TestCounts {
 					c.Skipped = n
 				}
 			}
-		} else if m := regexp.MustCompile(`skipped=(\d+)`).FindStringSubmatch(out); m != nil {
+		} else if m := reUnittestSkip.FindStringSubmatch(out); m != nil {
 			c.Skipped, _ = strconv.Atoi(m[1])
 		}
 		c.Passed = total - c.Failed - c.Errors - c.Skipped

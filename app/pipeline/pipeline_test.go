@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
@@ -877,5 +878,15 @@ func TestNormalizeKind(t *testing.T) {
 		if got := normalizeKind(in); got != want {
 			t.Fatalf("normalizeKind(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestClipTextCutsAtARuneBoundary(t *testing.T) {
+	got := clipText("x"+strings.Repeat("é", 10), 4)
+	if !utf8.ValidString(got) || !strings.HasPrefix(got, "xé\n") {
+		t.Fatalf("clipText = %q", got)
+	}
+	if got := clipText("short", 10); got != "short" {
+		t.Fatalf("clipText(short) = %q", got)
 	}
 }
