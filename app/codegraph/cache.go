@@ -71,7 +71,10 @@ func (p *Project) loadCache() (map[string]*fileData, error) {
 		out = map[string]*fileData{}
 		return s.ForEachBlob(cacheFilesBucket, func(key string, val []byte) error {
 			fd, err := decodeFileData(val)
-			if err != nil || fd.Path != key {
+			if err == nil && fd.Path != key {
+				err = fmt.Errorf("%w: entry names %q", errCorrupt, fd.Path)
+			}
+			if err != nil {
 				// A damaged entry is re-parsed, not fatal.
 				p.log.Warn("codegraph cache entry unreadable; re-parsing", "path", key, "err", err)
 				return nil
