@@ -251,7 +251,7 @@ func NewProject(ctx context.Context, cfg NewProjectConfig) (*ProjectSummary, err
 				DiffSummary: sum.DebugSummary, Tags: []string{"new-project", "debug"}}
 		}
 		if err := buf.flush(cfg.Dest, sum); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("new project: record history in %s: %w", cfg.Dest, err))
+			runErr = errors.Join(runErr, fmt.Errorf("record history in %s: %w", cfg.Dest, err)) // prefixed below
 		}
 	}
 	if runErr != nil {
