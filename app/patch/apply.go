@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,7 @@ func splitText(s string) fileText {
 	return fileText{lines: strings.Split(s, "\n"), eol: eol}
 }
 
+// String joins the lines back into the file's text.
 func (f fileText) String() string {
 	if len(f.lines) == 0 {
 		return ""
@@ -79,7 +81,7 @@ func applyEdit(e Edit, content string, exists bool, opts Options) (string, bool,
 				}
 			}
 			ft := splitText(content)
-			if !equalLines(ft.lines, old) {
+			if !slices.Equal(ft.lines, old) {
 				return fail("the diff deletes the file (+++ /dev/null) but its removed lines are not the file's whole content")
 			}
 			return "", false, nil
@@ -92,18 +94,6 @@ func applyEdit(e Edit, content string, exists bool, opts Options) (string, bool,
 		}
 	}
 	return fail("unknown edit kind %q", e.Kind)
-}
-
-func equalLines(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // applyReplace applies a SEARCH/REPLACE block.
@@ -226,7 +216,7 @@ func nearestMatch(lines, old []string, expected, floor int) int {
 		return -1
 	}
 	expected = min(max(expected, floor), last)
-	at := func(p int) bool { return lines[p] == old[0] && equalLines(lines[p:p+len(old)], old) }
+	at := func(p int) bool { return lines[p] == old[0] && slices.Equal(lines[p:p+len(old)], old) }
 	for d := 0; ; d++ {
 		lo, hi := expected-d, expected+d
 		if lo < floor && hi > last {
