@@ -967,3 +967,29 @@ class Car:
 		t.Errorf("decorated class: line %d signature %q", n.StartLine, n.Signature)
 	}
 }
+
+// A watcher whose project was closed stops at the next change instead of
+// warning about every later event until its context ends.
+func TestWatchStopsWhenProjectClosed(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	p := openT(t, root, Options{NoCache: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Watch(ctx, nil) }()
+	time.Sleep(200 * time.Millisecond)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "app.py"), []byte("def main():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Watch = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch kept running after the project was closed")
+	}
+}

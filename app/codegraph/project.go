@@ -512,6 +512,9 @@ func (p *Project) relPath(pth string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
+// errProjectClosed is returned by updates of a closed project.
+var errProjectClosed = errors.New("project is closed")
+
 // UpdateFiles re-reads the given files (absolute or root-relative paths) and
 // returns the new graph: changed files are re-parsed, deleted ones removed,
 // new ones added; unchanged content is not re-parsed. Paths outside the
@@ -521,7 +524,7 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, errors.New("update files: project is closed")
+		return nil, fmt.Errorf("update files: %w", errProjectClosed)
 	}
 	var jobs []job
 	removed := map[string]bool{}

@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -19,7 +20,8 @@ const watchDebounce = 150 * time.Millisecond
 // Watch keeps the graph current: it watches every project directory with
 // fsnotify and, once events settle, applies the changed files with
 // UpdateFiles and calls onChange with the new graph (only when it changed).
-// It blocks until ctx is cancelled, then returns nil.
+// It blocks until ctx is cancelled or, at the next change, the project is
+// found closed, then returns nil.
 func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -87,7 +89,7 @@ func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 			before := p.Graph()
 			g, err := p.UpdateFiles(ctx, paths)
 			if err != nil {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || errors.Is(err, errProjectClosed) {
 					return nil
 				}
 				p.log.Warn("codegraph watch update", "root", p.root, "err", err)
