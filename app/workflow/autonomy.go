@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -276,9 +277,14 @@ func (a *Autonomy) propose(ctx context.Context, task string, done []AutoCycle) (
 	return clip(line, 200), nil
 }
 
+// clip returns the first n bytes of s (fewer if n would split a UTF-8
+// character), marked when cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -195,3 +195,13 @@ func TestTailKeepsWholeCharacters(t *testing.T) {
 		t.Errorf("tail of a short text = %q", got)
 	}
 }
+
+func TestClipKeepsWholeCharacters(t *testing.T) {
+	s := strings.Repeat("é", 10)
+	if got := clip(s, 5); got != "éé…" {
+		t.Errorf("clip = %q, want %q", got, "éé…")
+	}
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip of a short text = %q", got)
+	}
+}
