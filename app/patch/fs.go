@@ -116,8 +116,11 @@ func Confine(root, rel string) (abs, clean string, err error) {
 		return refuse("escapes the project root with \"..\"")
 	}
 	for _, part := range strings.Split(clean, "/") {
-		if part == ".git" || part == ".codeloom" {
-			return refuse("inside " + part + ", which CodeLoom never edits")
+		// Case-insensitive: on macOS and Windows ".GIT" is ".git".
+		for _, guarded := range []string{".git", ".codeloom"} {
+			if strings.EqualFold(part, guarded) {
+				return refuse("inside " + guarded + ", which CodeLoom never edits")
+			}
 		}
 	}
 	rootReal, err := filepath.EvalSymlinks(root)

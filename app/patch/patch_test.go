@@ -256,6 +256,7 @@ func TestConfinementRefusesAndWritesNothing(t *testing.T) {
 		{"symlink file", "dangling.py", "does not resolve"},
 		{"git", ".git/hooks/pre-commit", "inside .git"},
 		{"codeloom", ".codeloom/codeloom.db", "inside .codeloom"},
+		{"git other case", "sub/.Git/config", "inside .git"},
 		{"home", "~/evil.py", "home-relative"},
 	}
 	for _, c := range cases {
