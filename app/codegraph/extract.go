@@ -340,10 +340,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		case capLocal:
 			if nm, ok := get(capName); ok {
-				refs = append(refs, struct {
-					r     refRec
-					start uint32
-				}{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
+				refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
 			}
 		case capRefCall, capRefUse, capRefInherit, capRefAssign:
 			nm, ok := get(capName)
@@ -368,10 +365,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			if ob, ok := get(capObject); ok {
 				r.Object = text(ob)
 			}
-			refs = append(refs, struct {
-				r     refRec
-				start uint32
-			}{r, nm.start})
+			refs = append(refs, refAt{r, nm.start})
 		case capImport:
 			im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
 			if c, ok := get(capModule); ok {
