@@ -151,6 +151,13 @@ func (a *Autonomy) now() time.Time {
 	return time.Now()
 }
 
+func (a *Autonomy) logger() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
 func (a *Autonomy) say(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if a.OnEvent != nil {
@@ -172,8 +179,10 @@ func (a *Autonomy) Run(ctx context.Context, task string) (*AutoReport, error) {
 		rep.Duration = a.now().Sub(start)
 		a.say("autonomy ended after %d cycle(s): %s", len(rep.Cycles), stop)
 		if a.Activity != nil {
-			a.Activity.LogActivity(memory.Activity{Time: start, Module: "autonomy", Action: "run", Outcome: stop,
-				Detail: fmt.Sprintf("%d cycle(s); task: %s", len(rep.Cycles), clip(task, 300)), Duration: rep.Duration})
+			if _, lerr := a.Activity.LogActivity(memory.Activity{Time: start, Module: "autonomy", Action: "run", Outcome: stop,
+				Detail: fmt.Sprintf("%d cycle(s); task: %s", len(rep.Cycles), clip(task, 300)), Duration: rep.Duration}); lerr != nil {
+				a.logger().Warn("autonomy: could not record the run", "err", lerr)
+			}
 		}
 		return rep, err
 	}
