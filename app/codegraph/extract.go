@@ -576,9 +576,20 @@ func signature(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	s = strings.TrimRight(s, " :{")
 	if len(s) > 300 {
-		s = s[:300] + "…"
+		s = cutUTF8(s, 300) + "…"
 	}
 	return s
+}
+
+// cutUTF8 returns at most n bytes of s, never splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // leadingComment returns the block of line comments (// or /* */) ending on
@@ -629,9 +640,5 @@ func reverseJoin(lines []string) string {
 	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
 		lines[i], lines[j] = lines[j], lines[i]
 	}
-	s := strings.Join(lines, "\n")
-	if len(s) > 2000 {
-		s = s[:2000]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ToValidUTF8(cutUTF8(strings.Join(lines, "\n"), 2000), "\uFFFD")
 }

@@ -2,7 +2,9 @@ package codegraph
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestQueriesCompile compiles every registered language's query.
@@ -31,5 +33,15 @@ func TestJSModuleKeysStripWholeExtension(t *testing.T) {
 	}
 	if got := jsImportKeys(nil, "src/app.ts", "./types"); !reflect.DeepEqual(got, []string{"src/types", "src/types/index"}) {
 		t.Errorf("jsImportKeys ./types = %q", got)
+	}
+}
+
+func TestLongSignatureStaysValidUTF8(t *testing.T) {
+	s := signature("def fg(" + strings.Repeat("é", 200) + "):") // byte 300 falls inside an é
+	if !utf8.ValidString(s) || !strings.HasSuffix(s, "…") || len(s) > 300+len("…") {
+		t.Errorf("signature = %q (%d bytes)", s, len(s))
+	}
+	if got := cutUTF8("aé", 2); got != "a" {
+		t.Errorf("cutUTF8 split a character: %q", got)
 	}
 }
