@@ -452,7 +452,7 @@ func TestPolicyFile(t *testing.T) {
 	if err != nil || p.MaxFixAttempts != 2 || p.Gate(GateStatic).On() || p.Gate(GateTests).Command[0] != "make" {
 		t.Fatalf("policy = %+v, %v", p, err)
 	}
-	for _, bad := range []string{"gates:\n  lint: {}\n", "gates:\n  tests: {timeout: soon}\n", "max_fix: 3\n", "max_fix_attempts: -1\n", "gates: [\n"} {
+	for _, bad := range []string{"gates:\n  lint: {}\n", "gates:\n  tests: {timeout: soon}\n", "max_fix: 3\n", "max_fix_attempts: -1\n", "limits: {memory_mb: -5}\n", "gates: [\n"} {
 		write(bad)
 		if _, err := LoadPolicy(root); err == nil {
 			t.Fatalf("accepted %q", bad)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -107,11 +108,7 @@ func LoadPolicy(root string) (Policy, error) {
 		}
 	}
 	for name := range p.Gates {
-		known := false
-		for _, g := range GateOrder {
-			known = known || g == name
-		}
-		if !known {
+		if !slices.Contains(GateOrder, name) {
 			return Policy{}, fmt.Errorf("policy %s: unknown gate %q (known: syntax, static, tests, probe)", path, name)
 		}
 		if _, err := p.TimeoutOf(name, time.Second); err != nil {
@@ -120,6 +117,9 @@ func LoadPolicy(root string) (Policy, error) {
 	}
 	if p.MaxFixAttempts < 0 || p.MaxReasks < 0 {
 		return Policy{}, fmt.Errorf("policy %s: max_fix_attempts and max_reasks must not be negative", path)
+	}
+	if p.Limits.MemoryMB < 0 || p.Limits.Procs < 0 {
+		return Policy{}, fmt.Errorf("policy %s: limits.memory_mb and limits.procs must not be negative", path)
 	}
 	if p.MaxFixAttempts == 0 {
 		p.MaxFixAttempts = DefaultMaxFixAttempts
