@@ -460,13 +460,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		k := hintKey{scope: r.Def, name: r.Name}
 		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !strings.Contains(r.Name, ".") && r.Name != returnHint {
 			// A class-body attribute (x: Foo, x = Foo()) is also self.x.
-			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
-			if fb.hints == nil {
-				fb.hints = map[hintKey][]string{}
-			}
-			if !containsStr(fb.hints[ak], r.Object) {
-				fb.hints[ak] = append(fb.hints[ak], r.Object)
-			}
+			fb.addHint(hintKey{scope: r.Def, attr: true, name: "self." + r.Name}, r.Object)
 		}
 		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
 			ci := enclosingClassIdx(fd, r.Def)
@@ -475,14 +469,18 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			}
 			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
 		}
-		if fb.hints == nil {
-			fb.hints = map[hintKey][]string{}
-		}
-		if !containsStr(fb.hints[k], r.Object) {
-			fb.hints[k] = append(fb.hints[k], r.Object)
-		}
+		fb.addHint(k, r.Object)
 	}
-	return
+}
+
+// addHint records typ as a possible type of the variable k (once).
+func (fb *fileBuild) addHint(k hintKey, typ string) {
+	if fb.hints == nil {
+		fb.hints = map[hintKey][]string{}
+	}
+	if !containsStr(fb.hints[k], typ) {
+		fb.hints[k] = append(fb.hints[k], typ)
+	}
 }
 
 // tables rebuilds the cross-file lookup tables and attaches Go methods to
