@@ -781,16 +781,19 @@ func (b *builder) packageFor(fb *fileBuild, module string) string {
 	if id, ok := m[name]; ok {
 		return id
 	}
-	// Go and npm: an import path inside a required module path.
+	// Go and npm: an import path inside a required module path; the longest
+	// wins (golang.org/x/tools/gopls over golang.org/x/tools), whatever the
+	// map's order.
+	best, bestID := "", ""
 	for p, id := range m {
-		if strings.HasPrefix(module, p+"/") {
-			return id
+		if len(p) > len(best) && strings.HasPrefix(module, p+"/") {
+			best, bestID = p, id
 		}
 	}
-	return ""
+	return bestID
 }
 
-// buildScope binds the names a file can use: its own top-level definitions
+// ensureScope binds the names a file can use: its own top-level definitions
 // (for Go, its package's) and what it imports. Import edges are added here.
 func (b *builder) ensureScope(fb *fileBuild) {
 	if fb.lang == nil || fb.scopeState != 0 {

@@ -993,3 +993,19 @@ func TestWatchStopsWhenProjectClosed(t *testing.T) {
 		t.Fatal("Watch kept running after the project was closed")
 	}
 }
+
+// An import inside two required module paths belongs to the longer one,
+// every time (the candidates live in a map).
+func TestGoImportPicksLongestRequiredModule(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"go.mod":  "module example.com/m\n\nrequire (\n\tgithub.com/x/y v1.0.0\n\tgithub.com/x/y/v2 v2.0.0\n)\n",
+		"main.go": "package main\n\nimport \"github.com/x/y/v2/z\"\n\nfunc main() { z.Q() }\n",
+	})
+	for i := 0; i < 8; i++ {
+		g := openT(t, root, Options{NoCache: true}).Graph()
+		wantEdge(t, g, "example.com/m", "go:github.com/x/y/v2", EdgeImports)
+		if hasEdge(t, g, "example.com/m", "go:github.com/x/y", EdgeImports) {
+			t.Fatalf("run %d: import of github.com/x/y/v2/z attributed to github.com/x/y", i)
+		}
+	}
+}
