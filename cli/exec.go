@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -80,7 +81,9 @@ func execParseSize(v string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f < 0 {
+	// !(f >= 0) also refuses NaN; the upper bound keeps the conversion
+	// from overflowing into a negative (= unlimited) size.
+	if err != nil || !(f >= 0) || f*float64(mult) >= math.MaxInt64 {
 		return 0, fmt.Errorf("size %q: want a number of bytes with an optional K, M, G or T suffix", v)
 	}
 	return int64(f * float64(mult)), nil

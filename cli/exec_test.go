@@ -33,6 +33,9 @@ func TestExecExitStatuses(t *testing.T) {
 		{[]string{"exec", "-h"}, ExitOK},
 		{[]string{"test", "-h"}, ExitOK},
 		{[]string{"exec", "--mem", "lots", "--", "true"}, ExitUsage},
+		{[]string{"exec", "--mem", "inf", "--", "true"}, ExitUsage},
+		{[]string{"exec", "--fsize", "NaN", "--", "true"}, ExitUsage},
+		{[]string{"exec", "--cap", "99999999T", "--", "true"}, ExitUsage},
 		{[]string{"exec", "--dir", "/no/such/dir", "--", "true"}, ExitUsage},
 	}
 	if _, err := exec.LookPath("python3"); err == nil {
