@@ -249,12 +249,15 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		affected = ordered
 	}
 	sort.Slice(affected, func(i, j int) bool { return affected[i].fd.Path < affected[j].fd.Path })
+	// Every affected file gets its fresh result before any scope is built:
+	// building one file's scope can build another's (a re-exported name),
+	// whose import edges must land in the result that is kept.
 	for _, fb := range affected {
 		fb.scopeState = 0
 		fb.scope = nil
+		fb.res = newResult()
 	}
 	for _, fb := range affected {
-		fb.res = newResult()
 		b.ensureScope(fb)
 	}
 	// Resolution reads the shared tables and writes only per-file results,

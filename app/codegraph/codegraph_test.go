@@ -1009,3 +1009,17 @@ func TestGoImportPicksLongestRequiredModule(t *testing.T) {
 		}
 	}
 }
+
+// A module whose scope is first built while resolving another file's import
+// of a name it re-exports keeps its own import edges.
+func TestReexportingModuleKeepsItsImports(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"a.py": "from b import X\n\ndef f():\n    return X()\n",
+		"b.py": "from c import X\n",
+		"c.py": "class X:\n    pass\n",
+	})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	wantEdge(t, g, "a", "b", EdgeImports)
+	wantEdge(t, g, "b", "c", EdgeImports)
+	wantEdge(t, g, "a.f", "c.X", EdgeCalls)
+}
