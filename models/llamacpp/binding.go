@@ -4,14 +4,44 @@ package llamacpp
 // llama.cpp). Its API is not stable: a different binding is a change to this
 // file alone. Nothing here is safe for concurrent use; Engine serialises.
 
+/*
+struct llama_context;
+void llama_free(struct llama_context * ctx);
+*/
+import "C"
+
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ollama/ollama/llama"
 )
+
+// contextLayoutKnown reports whether llama.Context still starts with its C
+// pointer (field c), which freeContext relies on.
+var contextLayoutKnown = func() bool {
+	t := reflect.TypeOf(llama.Context{})
+	return t.NumField() > 0 && t.Field(0).Name == "c" && t.Field(0).Offset == 0 &&
+		t.Field(0).Type.Kind() == reflect.Pointer
+}()
+
+// freeContext frees a llama.cpp context (its KV cache and compute buffers).
+// The binding has no Free for contexts, so the C pointer is read from the
+// Context's first field and passed to llama.cpp's own llama_free (linked
+// into this program by the binding). When the binding's layout changes the
+// context is left allocated rather than risking a bad free.
+func freeContext(c *llama.Context) {
+	if c == nil || !contextLayoutKnown {
+		return
+	}
+	if p := *(*unsafe.Pointer)(unsafe.Pointer(c)); p != nil {
+		C.llama_free((*C.struct_llama_context)(p))
+	}
+}
 
 // backendOnce initialises llama.cpp's process-wide backend once; llama.cpp
 // itself keeps this state globally, so it cannot live in a value.
@@ -64,8 +94,9 @@ func loadBackend(path string, p loadParams) (*backend, error) {
 	}
 	batch, err := llama.NewBatch(p.batch, 1, 0)
 	if err != nil {
+		freeContext(lctx)
 		llama.FreeModel(model)
-		return nil, err
+		return nil, fmt.Errorf("create batch of %d tokens: %w", p.batch, err)
 	}
 	return &backend{model: model, lctx: lctx, batch: batch, size: p.batch}, nil
 }
@@ -74,8 +105,7 @@ func (b *backend) free() {
 	if b.batch != nil {
 		b.batch.Free()
 	}
-	// The binding has no llama_free for contexts; freeing the model after
-	// the batch is what it offers (ollama frees contexts the same way).
+	freeContext(b.lctx) // before the model it was made from
 	if b.model != nil {
 		llama.FreeModel(b.model)
 	}

@@ -460,3 +460,11 @@ func TestProbeSurvivesAbortingModel(t *testing.T) {
 		t.Fatalf("probe with /bin/false: %v", err)
 	}
 }
+
+// freeContext reads the C pointer out of the binding's Context: this fails
+// when a binding upgrade changes that layout (contexts would then leak).
+func TestBindingContextLayoutKnown(t *testing.T) {
+	if !contextLayoutKnown {
+		t.Fatal("llama.Context no longer starts with its C pointer: update freeContext")
+	}
+}
