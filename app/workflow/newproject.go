@@ -96,6 +96,7 @@ func (s *ProjectSummary) Text() string {
 	return b.String()
 }
 
+// indentText puts pad before every line of s.
 func indentText(s, pad string) string {
 	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }

@@ -600,10 +600,7 @@ func templateFuncs() template.FuncMap {
 		"trim":  strings.TrimSpace,
 		"lower": strings.ToLower,
 		"upper": strings.ToUpper,
-		"indent": func(n int, s string) string {
-			pad := strings.Repeat(" ", n)
-			return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
-		},
+		"indent": func(n int, s string) string { return indentText(s, strings.Repeat(" ", n)) },
 		"default": func(def, s string) string {
 			if strings.TrimSpace(s) == "" {
 				return def
