@@ -3,6 +3,8 @@ package models
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,10 +73,30 @@ func MemoryNeeded(g *gguf.File, ctxLen int) uint64 {
 	}
 	kvDim := embd
 	if heads > 0 {
-		kvDim = embd * kvHeads / heads
+		kvDim = mulSat(embd, kvHeads) / heads
 	}
-	kv := 2 * layers * uint64(ctxLen) * kvDim * 2
-	return g.TensorBytes() + kv + 64<<20
+	// the header's numbers are untrusted: absurd ones saturate (and are then
+	// refused as too large) instead of wrapping around to a small need
+	kv := mulSat(mulSat(mulSat(4, layers), uint64(max(ctxLen, 0))), kvDim)
+	return addSat(addSat(g.TensorBytes(), kv), 64<<20)
+}
+
+// mulSat is a·b, or the largest uint64 when that overflows.
+func mulSat(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
+// addSat is a+b, or the largest uint64 when that overflows.
+func addSat(a, b uint64) uint64 {
+	sum, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return sum
 }
 
 // CheckMemory returns ErrTooLarge when the model would not fit in the
