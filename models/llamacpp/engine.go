@@ -405,7 +405,9 @@ func (e *Engine) embedOne(b *backend, text string) ([]float32, error) {
 		return nil, err
 	}
 	if len(toks) == 0 {
-		toks, _ = b.tokenize(" ", true)
+		if toks, err = b.tokenize(" ", true); err != nil {
+			return nil, err
+		}
 	}
 	if len(toks) > e.ctxLen {
 		toks = toks[:e.ctxLen]
