@@ -174,7 +174,11 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	copts := retrieval.ContextOptions{Budget: *budget, Count: func(s string) int { return models.CountTokens(engine, s) }}
 	if e, ok := engine.(*llamacpp.Engine); ok {
 		// what is left of the context after the answer and the prompt's frame
-		frame, _ := e.Prompt(askMessages(question, nil))
+		frame, err := e.Prompt(askMessages(question, nil))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "codeloom ask: %v\n", err)
+			return ExitFailure
+		}
 		avail := e.ContextLength() - *maxTokens - e.CountTokens(frame) - 16
 		if avail < 64 {
 			fmt.Fprintf(env.Stderr, "codeloom ask: the context of %d tokens has no room for code next to the question and --max-tokens %d (use --ctx or a smaller --max-tokens)\n", e.ContextLength(), *maxTokens)
