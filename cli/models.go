@@ -56,6 +56,9 @@ func runModels(ctx context.Context, env Env, args []string) int {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.0f MB\t%s\n", f.Name, f.Source, f.Architecture, humanCount(f.Parameters), f.FileType, f.ContextLength, float64(f.Size)/1e6, f.Path)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(env.Stderr, "codeloom models: write: %v\n", err)
+		return ExitFailure
+	}
 	return ExitOK
 }
