@@ -128,8 +128,9 @@ func (h *LLMHandler) Run(ctx context.Context, c Call) (string, error) {
 // DefaultRunTimeout bounds a run step without a timeout of its own.
 const DefaultRunTimeout = 10 * time.Minute
 
-// RunHandler runs run steps through a runtime.Runner in the project folder
-// (or the step's dir, confined to it). The output is the program's standard
+// RunHandler runs run steps through a runtime.Runner in the project folder,
+// or in the step's dir: an absolute folder as given, a relative one confined
+// to the project folder. The output is the program's standard
 // output without trailing newlines; a non-zero exit, a signal or a limit is
 // a failure whose error carries the tail of standard error.
 type RunHandler struct {
@@ -336,7 +337,8 @@ func StandardHandlers(exec *Executor, root string, engine models.Engine, runner 
 }
 
 // Describe is a human summary of what a workflow will do, for the approval
-// before it runs: every step with its type and, for run steps, the command.
+// before it runs: every step with its type and, for run steps, the command
+// and the folder it runs in when not the project's.
 func Describe(w *Workflow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s", w.ID)
@@ -349,6 +351,9 @@ func Describe(w *Workflow) string {
 		fmt.Fprintf(&b, "  %-12s %-8s", s.ID, s.Type)
 		if len(s.Command.Args) > 0 {
 			fmt.Fprintf(&b, " %s", strings.Join(s.Command.Args, " "))
+		}
+		if s.Dir != "" {
+			fmt.Fprintf(&b, "  (in %s)", s.Dir)
 		}
 		if s.Workflow != "" {
 			fmt.Fprintf(&b, " %s", s.Workflow)

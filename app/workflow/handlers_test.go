@@ -205,3 +205,14 @@ func TestClipKeepsWholeCharacters(t *testing.T) {
 		t.Errorf("clip of a short text = %q", got)
 	}
 }
+
+func TestDescribeShowsRunFolder(t *testing.T) {
+	w, err := Parse([]byte("id: w\nsteps:\n  - {id: a, type: run, command: \"ls\", dir: /tmp}\n  - {id: b, type: run, command: \"pwd\"}\n"), "w.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Describe(w)
+	if !strings.Contains(d, "ls  (in /tmp)") || strings.Count(d, "(in ") != 1 {
+		t.Errorf("Describe does not show the run folder once:\n%s", d)
+	}
+}
