@@ -216,3 +216,25 @@ func TestDescribeShowsRunFolder(t *testing.T) {
 		t.Errorf("Describe does not show the run folder once:\n%s", d)
 	}
 }
+
+func TestLoadRefusesOversizedFiles(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	big := "id: w\nsteps:\n  - {id: a, type: run, command: \"true\"}\n#" + strings.Repeat("x", maxFileSize) + "\n"
+	if err := os.WriteFile(p, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized file: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil { // endless input stops at the limit
+		if _, err := Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("/dev/zero: %v", err)
+		}
+	}
+	if err := os.WriteFile(p, []byte(big[:60]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err != nil {
+		t.Errorf("small file: %v", err)
+	}
+}

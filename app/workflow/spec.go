@@ -256,11 +256,23 @@ func Parse(data []byte, source string) (*Workflow, error) {
 	return &w, nil
 }
 
-// Load reads and parses a workflow file.
+// maxFileSize bounds a workflow file: real ones are a few KiB, and a
+// mistaken path (a large file, a device) must not be read into memory.
+const maxFileSize = 1 << 20
+
+// Load reads and parses a workflow file (at most 1 MiB).
 func Load(path string) (*Workflow, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("workflow %s: larger than %d KiB; not a workflow file", path, maxFileSize>>10)
 	}
 	return Parse(data, path)
 }
