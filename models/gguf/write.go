@@ -63,7 +63,7 @@ func WriteSparse(path string, kvs []KV, tensors []TensorSpec) error {
 	}
 	end, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return err
+		return fmt.Errorf("write gguf %s: %w", path, err)
 	}
 	var total uint64
 	for _, t := range tensors {
@@ -72,7 +72,10 @@ func WriteSparse(path string, kvs []KV, tensors []TensorSpec) error {
 	if err := f.Truncate(end + int64(total)); err != nil {
 		return fmt.Errorf("write gguf %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write gguf %s: %w", path, err)
+	}
+	return nil
 }
 
 func writeTo(w io.Writer, kvs []KV, tensors []TensorSpec, sparse bool) error {
