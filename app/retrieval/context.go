@@ -125,7 +125,7 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 	var seeds []*codegraph.Node
 	for _, r := range results {
 		if len(seeds) < o.Seeds {
-			if n := codeNode(g, r.Node); n != nil && !containsNode(seeds, n) {
+			if n := r.Node; hasCode(n) && !containsNode(seeds, n) {
 				seeds = append(seeds, n)
 			}
 		}
@@ -168,8 +168,8 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 		var callers []*codegraph.Node
 		for _, e := range g.In(s.ID, codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits) {
 			if n, ok := g.Node(e.From); ok {
-				if c := codeNode(g, n); c != nil && !containsNode(callers, c) {
-					callers = append(callers, c)
+				if hasCode(n) && !containsNode(callers, n) {
+					callers = append(callers, n)
 				}
 			}
 		}
@@ -179,7 +179,7 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 		}
 	}
 	for _, r := range results {
-		if n := codeNode(g, r.Node); n != nil {
+		if n := r.Node; hasCode(n) {
 			cands = append(cands, cand{n, "related"})
 		}
 	}
@@ -274,15 +274,6 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 	}
 	out.Omitted = still
 	return out, nil
-}
-
-// codeNode maps a search hit to a node with code: itself, or nil for files
-// and packages.
-func codeNode(g *codegraph.Graph, n *codegraph.Node) *codegraph.Node {
-	if hasCode(n) {
-		return n
-	}
-	return nil
 }
 
 func containsNode(ns []*codegraph.Node, n *codegraph.Node) bool {
