@@ -609,9 +609,9 @@ func findCycle(steps []Step, deps map[string][]string) []string {
 // templateFuncs are the functions available in every template.
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
-		"trim":  strings.TrimSpace,
-		"lower": strings.ToLower,
-		"upper": strings.ToUpper,
+		"trim":   strings.TrimSpace,
+		"lower":  strings.ToLower,
+		"upper":  strings.ToUpper,
 		"indent": func(n int, s string) string { return indentText(s, strings.Repeat(" ", n)) },
 		"default": func(def, s string) string {
 			if strings.TrimSpace(s) == "" {
