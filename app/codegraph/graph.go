@@ -203,66 +203,65 @@ func (g *Graph) descendants(id string) []string {
 // method also brings in its class, since a method's code runs only with it.
 // The result excludes id and its descendants and is sorted by path and line.
 func (g *Graph) Deps(id string) []*Node {
-	if _, ok := g.byID[id]; !ok {
-		return nil
-	}
-	g.index()
-	seen := map[string]bool{}
-	queue := g.descendants(id)
-	for _, q := range queue {
-		seen[q] = true
-	}
-	self := len(queue) // id and its descendants; everything after them is a dependency
-	for i := 0; i < len(queue); i++ {
-		for _, e := range g.Out(queue[i], depKinds...) {
-			add := []string{e.To}
+	return g.closure(id, func(cur string, reach func(string) bool) {
+		for _, e := range g.Out(cur, depKinds...) {
+			g.reachAll(e.To, reach)
 			if n := g.byID[e.To]; n != nil && n.Kind == KindMethod && n.Parent != "" {
 				if p := g.byID[n.Parent]; p != nil && p.Kind == KindClass {
-					add = append(add, p.ID)
-				}
-			}
-			for _, a := range add {
-				if seen[a] {
-					continue
-				}
-				for _, d := range g.descendants(a) {
-					if !seen[d] {
-						seen[d] = true
-						queue = append(queue, d)
-					}
+					g.reachAll(p.ID, reach)
 				}
 			}
 		}
-	}
-	r := make([]*Node, 0, len(queue)-self)
-	for _, q := range queue[self:] {
-		r = append(r, g.byID[q])
-	}
-	sortNodes(r)
-	return r
+	})
 }
 
 // RDeps returns everything that uses id, transitively: sources of calls,
 // uses, inherits and imports edges into id or anything it contains. Sorted by
 // path and line; id and its descendants excluded.
 func (g *Graph) RDeps(id string) []*Node {
+	return g.closure(id, func(cur string, reach func(string) bool) {
+		for _, e := range g.In(cur, depKinds...) {
+			reach(e.From)
+		}
+	})
+}
+
+// reachAll hands id and everything it contains to reach (a dependency on a
+// class needs its methods too).
+func (g *Graph) reachAll(id string, reach func(string) bool) {
+	if !reach(id) {
+		return // reached before, with everything it contains
+	}
+	for _, d := range g.descendants(id)[1:] {
+		reach(d)
+	}
+}
+
+// closure walks breadth-first from id and its descendants, letting step
+// name the next nodes of each visited one (reach reports whether a node is
+// new), and returns what was reached
+// beyond id and its descendants, sorted by path and line.
+func (g *Graph) closure(id string, step func(cur string, reach func(string) bool)) []*Node {
 	if _, ok := g.byID[id]; !ok {
 		return nil
 	}
 	g.index()
-	seen := map[string]bool{}
 	queue := g.descendants(id)
+	seen := make(map[string]bool, len(queue))
 	for _, q := range queue {
 		seen[q] = true
 	}
-	self := len(queue)
-	for i := 0; i < len(queue); i++ {
-		for _, e := range g.In(queue[i], depKinds...) {
-			if !seen[e.From] {
-				seen[e.From] = true
-				queue = append(queue, e.From)
-			}
+	self := len(queue) // id and its descendants; everything after them was reached
+	reach := func(n string) bool {
+		if seen[n] {
+			return false
 		}
+		seen[n] = true
+		queue = append(queue, n)
+		return true
+	}
+	for i := 0; i < len(queue); i++ {
+		step(queue[i], reach)
 	}
 	r := make([]*Node, 0, len(queue)-self)
 	for _, q := range queue[self:] {
