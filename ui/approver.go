@@ -68,7 +68,11 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 		detail := widget.NewLabel(q.Detail)
 		detail.Wrapping = fyne.TextWrapWord
 		d = dialog.NewCustomConfirm(q.Title, "Yes", "No", detail, func(ok bool) { answer <- ok }, a.win)
-		d.Resize(fyne.NewSize(560, 300))
+		if q.Detail == "" {
+			d.Resize(fyne.NewSize(560, d.MinSize().Height)) // a bare question: no empty body
+		} else {
+			d.Resize(fyne.NewSize(560, 300))
+		}
 		d.Show()
 	})
 	select {
