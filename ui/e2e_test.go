@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -187,34 +189,46 @@ func TestEndToEndGUI(t *testing.T) {
 // startXvfb starts a private X server and returns its DISPLAY.
 func startXvfb(t *testing.T) string {
 	t.Helper()
-	for n := 91; n < 120; n++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
-			continue
-		}
-		disp := fmt.Sprintf(":%d", n)
-		cmd := exec.Command("Xvfb", disp, "-screen", "0", "1400x900x24", "-nolisten", "tcp")
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start Xvfb: %v", err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-done })
-		for i := 0; i < 50; i++ {
-			if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-				return disp
-			}
-			select {
-			case <-done:
-				t.Fatalf("Xvfb %s exited at start", disp)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		t.Fatalf("Xvfb %s did not come up", disp)
+	// Xvfb picks a free display itself and writes its number to fd 3; it
+	// also clears lock files that dead servers left behind.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free X display number")
+	defer r.Close()
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1400x900x24", "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		t.Fatalf("start Xvfb: %v", err)
+	}
+	w.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		// SIGTERM lets Xvfb remove its lock file and socket; SIGKILL would not.
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	number := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		number <- strings.TrimSpace(line)
+	}()
+	select {
+	case n := <-number:
+		if n == "" {
+			t.Fatal("Xvfb exited at start without a display")
+		}
+		return ":" + n
+	case <-time.After(15 * time.Second):
+		t.Fatal("Xvfb did not come up within 15 s")
+	}
 	return ""
 }
 
