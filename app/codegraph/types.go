@@ -25,6 +25,12 @@ const (
 	EdgeInherits EdgeKind = "inherits" // class→base class
 	EdgeUses     EdgeKind = "uses"     // a non-call reference to a definition elsewhere
 	EdgeRequires EdgeKind = "requires" // manifest file (requirements.txt, go.mod, …)→package
+	// EdgeDispatches joins a call on an interface method (Go) or on a base-class
+	// method that subclasses override (Python, JS/TS) to each implementation
+	// that can receive it. EdgeCalls keeps meaning "this is the function that runs".
+	EdgeDispatches EdgeKind = "dispatches"
+	// EdgeImplements joins a concrete type to an interface it satisfies (Go).
+	EdgeImplements EdgeKind = "implements"
 )
 
 // Node is one definition (or file, or external package) in the graph.
