@@ -80,8 +80,8 @@ func applyEdit(e Edit, content string, exists bool, opts Options) (string, bool,
 					old = append(old, l.Text)
 				}
 			}
-			ft := splitText(content)
-			if !slices.Equal(ft.lines, old) {
+			ft := splitLines(content)
+			if !slices.Equal(ft.lines, stripCR(old)) {
 				return fail("the diff deletes the file (+++ /dev/null) but its removed lines are not the file's whole content")
 			}
 			return "", false, nil
@@ -96,7 +96,9 @@ func applyEdit(e Edit, content string, exists bool, opts Options) (string, bool,
 	return fail("unknown edit kind %q", e.Kind)
 }
 
-// applyReplace applies a SEARCH/REPLACE block.
+// applyReplace applies a SEARCH/REPLACE block. The SEARCH text is whole
+// lines; it matches the file's lines whatever their line ending ("\r\n" or
+// "\n"), and the REPLACE lines get the file's own line ending.
 func applyReplace(e Edit, content string, exists bool) (string, bool, error) {
 	fail := func(format string, a ...any) (string, bool, error) {
 		return "", false, &ApplyError{Block: e.Block, Path: e.Path, Msg: fmt.Sprintf(format, a...)}
@@ -110,30 +112,56 @@ func applyReplace(e Edit, content string, exists bool) (string, bool, error) {
 	if !exists {
 		return fail("the file does not exist; to create it leave the SEARCH section empty or use a FILE: block")
 	}
-	c := content
-	addedEOL := false
-	if c != "" && !strings.HasSuffix(c, "\n") {
-		c += "\n"
-		addedEOL = true
-	}
-	switch n := countAtLineStart(c, e.Search); {
+	ft := splitLines(content)
+	search := stripCR(splitText(e.Search).lines)
+	at, n := findLines(ft.lines, search)
+	switch {
 	case n == 0:
 		msg := "the SEARCH text was not found in the file; it must match the file's lines exactly"
-		if normalizeSpace(c) != "" && strings.Contains(normalizeSpace(c), normalizeSpace(e.Search)) {
+		joined := strings.Join(ft.lines, "\n")
+		if ns := normalizeSpace(joined); ns != "" && strings.Contains(ns, normalizeSpace(strings.Join(search, "\n"))) {
 			msg += " (it matches only when whitespace is ignored: copy the indentation exactly)"
-		} else if first := firstMissingLine(c, e.Search); first != "" {
+		} else if first := firstMissingLine(ft.lines, search); first != "" {
 			msg += fmt.Sprintf(" (no line of the file reads %q)", clip(first))
 		}
 		return fail("%s", msg)
 	case n > 1:
 		return fail("the SEARCH text occurs %d times in the file; include more surrounding lines so it matches exactly once", n)
 	}
-	at := indexAtLineStart(c, e.Search)
-	out := c[:at] + e.Replace + c[at+len(e.Search):]
-	if addedEOL && strings.HasSuffix(out, "\n") {
-		out = out[:len(out)-1]
+	out := lineText{eol: ft.eol, crlf: ft.crlf}
+	for i := 0; i < at; i++ {
+		out.keep(ft, i)
 	}
-	return out, true, nil
+	if e.Replace != "" {
+		for _, l := range stripCR(splitText(e.Replace).lines) {
+			out.add(l)
+		}
+	}
+	for i := at + len(search); i < len(ft.lines); i++ {
+		out.keep(ft, i)
+	}
+	if len(out.lines) == 0 {
+		return "", true, nil
+	}
+	return out.String(), true, nil
+}
+
+// findLines returns the first index where want occurs as consecutive lines
+// of lines, and how many times it occurs (overlapping ones counted).
+func findLines(lines, want []string) (first, n int) {
+	first = -1
+	if len(want) == 0 {
+		return first, 0
+	}
+	for p := 0; p+len(want) <= len(lines); p++ {
+		if lines[p] == want[0] && slices.Equal(lines[p:p+len(want)], want) {
+			if first < 0 {
+				first = p
+			}
+			n++
+		}
+	}
+	return first, n
 }
 
 // normalizeSpace collapses every run of whitespace to one space.
@@ -142,13 +170,13 @@ func normalizeSpace(s string) string {
 }
 
 // firstMissingLine returns the first non-blank line of search that is not a
-// line of content.
-func firstMissingLine(content, search string) string {
-	have := map[string]bool{}
-	for _, l := range strings.Split(content, "\n") {
+// line of the file.
+func firstMissingLine(lines, search []string) string {
+	have := make(map[string]bool, len(lines))
+	for _, l := range lines {
 		have[l] = true
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(search, "\n"), "\n") {
+	for _, l := range search {
 		if strings.TrimSpace(l) != "" && !have[l] {
 			return l
 		}
@@ -161,21 +189,24 @@ func firstMissingLine(content, search string) string {
 // offset the previous hunk was found at, as GNU patch does) is used.
 // Positions are in the original file's coordinates throughout.
 func applyHunks(e Edit, content string) (string, error) {
-	ft := splitText(content)
+	ft := splitLines(content)
 	lines := ft.lines
 	eol := ft.eol
-	out := make([]string, 0, len(lines)+16)
+	out := lineText{crlf: ft.crlf}
+	out.lines = make([]string, 0, len(lines)+16)
+	out.cr = make([]bool, 0, len(lines)+16)
 	cursor := 0 // original lines before cursor are consumed
 	shift := 0  // how far from its header the previous hunk was found
 	for n, h := range e.Hunks {
-		var old, neu []string
+		var old []string
+		hasNew := false
 		newNoEOL := false
 		for _, l := range h.Lines {
 			if l.Op != '+' {
-				old = append(old, l.Text)
+				old = append(old, strings.TrimSuffix(l.Text, "\r"))
 			}
 			if l.Op != '-' {
-				neu = append(neu, l.Text)
+				hasNew = true
 				newNoEOL = l.NoEOL
 			}
 		}
@@ -192,11 +223,24 @@ func applyHunks(e Edit, content string) (string, error) {
 				return "", &ApplyError{Block: e.Block, Path: e.Path, Msg: hunkMismatch(n+1, h, lines, old, base+shift)}
 			}
 		}
-		out = append(out, lines[cursor:pos]...)
-		out = append(out, neu...)
+		for i := cursor; i < pos; i++ {
+			out.keep(ft, i)
+		}
+		k := pos
+		for _, l := range h.Lines {
+			switch l.Op {
+			case ' ':
+				out.keep(ft, k) // a context line keeps its exact bytes
+				k++
+			case '-':
+				k++
+			default:
+				out.add(strings.TrimSuffix(l.Text, "\r"))
+			}
+		}
 		cursor = pos + len(old)
 		if cursor == len(lines) {
-			if len(neu) > 0 {
+			if hasNew {
 				eol = !newNoEOL
 			} else if len(old) > 0 {
 				eol = true // the new last line was followed by the removed ones
@@ -204,8 +248,11 @@ func applyHunks(e Edit, content string) (string, error) {
 		}
 		shift = pos - base
 	}
-	out = append(out, lines[cursor:]...)
-	return fileText{lines: out, eol: eol}.String(), nil
+	for i := cursor; i < len(lines); i++ {
+		out.keep(ft, i)
+	}
+	out.eol = eol
+	return out.String(), nil
 }
 
 // nearestMatch finds the start of old in lines at or after floor closest to

@@ -115,13 +115,8 @@ func Confine(root, rel string) (abs, clean string, err error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return refuse("escapes the project root with \"..\"")
 	}
-	for _, part := range strings.Split(clean, "/") {
-		// Case-insensitive: on macOS and Windows ".GIT" is ".git".
-		for _, guarded := range []string{".git", ".codeloom"} {
-			if strings.EqualFold(part, guarded) {
-				return refuse("inside " + guarded + ", which CodeLoom never edits")
-			}
-		}
+	if g := guardedPart(clean); g != "" {
+		return refuse("inside " + g + ", which CodeLoom never edits")
 	}
 	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -148,10 +143,35 @@ func Confine(root, rel string) (abs, clean string, err error) {
 		return refuse("resolves outside the project root through a symlink")
 	}
 	remainder, _ := filepath.Rel(existing, full)
-	if remainder == "." {
-		return real, clean, nil
+	abs = real
+	if remainder != "." {
+		abs = filepath.Join(real, remainder)
 	}
-	return filepath.Join(real, remainder), clean, nil
+	// A symlink inside the project may point into .git or .codeloom
+	// ("gitmeta -> .git"): judge the resolved path by the same rule.
+	if r, err := filepath.Rel(rootReal, abs); err == nil {
+		if g := guardedPart(filepath.ToSlash(r)); g != "" {
+			return refuse("resolves through a symlink into " + g + ", which CodeLoom never edits")
+		}
+	}
+	if abs == rootReal {
+		return refuse("resolves to the project root itself, not a file")
+	}
+	return abs, clean, nil
+}
+
+// guardedPart returns the protected folder (".git" or ".codeloom") a slash
+// path passes through, or "". Case-insensitive: on macOS and Windows ".GIT"
+// is ".git".
+func guardedPart(slashPath string) string {
+	for _, part := range strings.Split(slashPath, "/") {
+		for _, guarded := range []string{".git", ".codeloom"} {
+			if strings.EqualFold(part, guarded) {
+				return guarded
+			}
+		}
+	}
+	return ""
 }
 
 // fileState is the evolving content of one file while a patch is resolved.
@@ -197,6 +217,10 @@ func Prepare(root string, p *Patch, opts Options) (*Changeset, error) {
 			st.change.Err = err.Error()
 			continue
 		}
+		if exists && len(content) > MaxFileSize {
+			st.change.Err = fmt.Sprintf("block %d for %s: the result would be %d bytes, larger than the %d-byte limit for a patched file", e.Block, st.change.Path, len(content), MaxFileSize)
+			continue
+		}
 		st.content, st.exists = content, exists
 	}
 	for _, key := range order {
@@ -227,7 +251,8 @@ func Prepare(root string, p *Patch, opts Options) (*Changeset, error) {
 	return cs, nil
 }
 
-// load reads the file's current content into the state.
+// load reads the file's current content into the state. Only regular
+// files are read, never blocking (a FIFO or device is refused).
 func (st *fileState) load() error {
 	fi, err := os.Lstat(st.abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -242,7 +267,7 @@ func (st *fileState) load() error {
 	if fi.Size() > MaxFileSize {
 		return fmt.Errorf("file is %d bytes, larger than the %d-byte limit for patching", fi.Size(), MaxFileSize)
 	}
-	data, err := os.ReadFile(st.abs)
+	data, err := ReadRegular(st.abs, MaxFileSize)
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
@@ -266,13 +291,55 @@ func Apply(ctx context.Context, root string, p *Patch, opts Options) (*Changeset
 	if err != nil {
 		return cs, err
 	}
-	if err := ctx.Err(); err != nil {
-		return cs, fmt.Errorf("apply patch: %w", err)
-	}
-	if err := commit(root, cs.Changes, false); err != nil {
+	if err := Write(ctx, cs); err != nil {
 		return cs, err
 	}
 	return cs, nil
+}
+
+// Write writes a Changeset made by Prepare, so a caller can record what it
+// will change (the revert record) before anything is written. It first
+// checks that every file still holds what Prepare read and writes nothing
+// when one does not (a *ConflictError); then each file is written
+// atomically, and the files already written are restored if a write fails.
+func Write(ctx context.Context, cs *Changeset) error {
+	if cs == nil {
+		return errors.New("apply patch: no changeset")
+	}
+	if err := cs.Err(); err != nil {
+		return fmt.Errorf("apply patch: %w", err)
+	}
+	for _, ch := range cs.Changes {
+		if err := holds(cs.Root, ch.Path, ch.OldExists, ch.Old); err != nil {
+			var ce *ConflictError
+			if errors.As(err, &ce) {
+				ce.Applying = true
+			}
+			return fmt.Errorf("apply patch: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("apply patch: %w", err)
+	}
+	return commit(cs.Root, cs.Changes, false)
+}
+
+// holds checks that the file rel under root exists (or not) with content
+// data; a difference is a *ConflictError.
+func holds(root, rel string, exists bool, data []byte) error {
+	abs, _, err := Confine(root, rel)
+	if err != nil {
+		return err
+	}
+	cur, err := ReadRegular(abs, MaxFileSize)
+	have := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	if have != exists || (have && !bytes.Equal(cur, data)) {
+		return &ConflictError{Path: rel}
+	}
+	return nil
 }
 
 // commit writes the new side (or, reverse, the old side) of every change.
@@ -313,11 +380,18 @@ func commitRollback(root string, done []Change, reverse bool) error {
 	return errors.Join(errs...)
 }
 
-// ConflictError reports a file changed since the patch was applied.
-type ConflictError struct{ Path string }
+// ConflictError reports a file that no longer holds what was expected: it
+// changed since the patch was prepared (Applying) or applied.
+type ConflictError struct {
+	Path     string
+	Applying bool
+}
 
 // Error implements error.
 func (e *ConflictError) Error() string {
+	if e.Applying {
+		return fmt.Sprintf("%s changed since the patch was prepared; nothing was written", e.Path)
+	}
 	return fmt.Sprintf("%s changed since the patch was applied; not reverting it (use force to overwrite)", e.Path)
 }
 
@@ -331,17 +405,8 @@ func Revert(ctx context.Context, cs *Changeset, force bool) error {
 	}
 	if !force {
 		for _, ch := range cs.Changes {
-			abs, _, err := Confine(cs.Root, ch.Path)
-			if err != nil {
+			if err := holds(cs.Root, ch.Path, ch.NewExists, ch.New); err != nil {
 				return fmt.Errorf("revert: %w", err)
-			}
-			data, err := os.ReadFile(abs)
-			exists := err == nil
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("revert %s: %w", ch.Path, err)
-			}
-			if exists != ch.NewExists || (exists && !bytes.Equal(data, ch.New)) {
-				return &ConflictError{Path: ch.Path}
 			}
 		}
 	}
@@ -432,9 +497,9 @@ func DryRun(ctx context.Context, root, scratch string, p *Patch, opts Options) (
 		return cs, err
 	}
 	if scratch == "" {
-		dir, err := os.MkdirTemp("", "codeloom-dryrun-*")
+		dir, err := NewDryRunDir()
 		if err != nil {
-			return cs, fmt.Errorf("dry run: %w", err)
+			return cs, err
 		}
 		defer os.RemoveAll(dir)
 		for _, ch := range cs.Changes {

@@ -12,6 +12,11 @@ import (
 // edit block at all.
 var ErrNoEdits = errors.New("no edits found: expected a unified diff (---/+++/@@), SEARCH/REPLACE blocks, or FILE: blocks")
 
+// MaxAnswerBytes is the largest model answer Parse reads as a patch: an
+// answer is held a few times over while it is parsed and applied, so this
+// bounds the memory a patch can take.
+const MaxAnswerBytes = 16 << 20
+
 const (
 	markSearch  = "<<<<<<< SEARCH"
 	markDivider = "======="
@@ -34,6 +39,9 @@ type parser struct {
 // order, or a *ParseError naming the first malformed block (or wrapping
 // ErrNoEdits when there is none).
 func Parse(answer string) (*Patch, error) {
+	if len(answer) > MaxAnswerBytes {
+		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("the answer is %d bytes, larger than the %d-byte limit for a patch; change large files in smaller steps", len(answer), MaxAnswerBytes)}
+	}
 	answer = strings.ReplaceAll(answer, "\r\n", "\n")
 	p := &parser{lines: strings.Split(answer, "\n"), lastReplaceEnd: -1}
 	if err := p.run(); err != nil {
