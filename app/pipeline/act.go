@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"codeloom/app/codegraph"
-	"codeloom/app/memory"
 	"codeloom/app/patch"
 	"codeloom/models"
 	"codeloom/runtime"
@@ -98,7 +97,12 @@ func (p *Pipeline) propose(ctx context.Context, role, tmpl string, st *cycleStat
 	}
 }
 
-// applyPatch shows a clean dry run, asks, applies, records versions and
+// applyPatch shows a clean dry run, asks, then records first, writes, and
+// reports: the previous version of every file it will change and the
+// Landed record are committed (fsynced) to the store before any file is
+// written, and the step is recorded before it is printed, so a kill at any
+// moment leaves each file either unchanged or changed with its previous
+// version in history. Then it commits to git (when enabled) and
 // re-indexes. It returns ok=false when the user declined.
 func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Patch, dry *patch.Changeset, role string) (bool, error) {
 	p.emit(Event{Type: EventPatch, Role: role, Changes: dry})
@@ -111,14 +115,30 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 		before = p.cfg.Graph.Graph()
 	}
 	var applied *patch.Changeset
+	var landed *Landed
+	var recordErr error
 	err = p.step("apply", func() (string, error) {
 		var err error
-		applied, err = patch.Apply(ctx, p.cfg.Root, pt, patch.Options{AllowOverwrite: p.policy.AllowOverwrite})
+		applied, err = patch.Prepare(p.cfg.Root, pt, patch.Options{AllowOverwrite: p.policy.AllowOverwrite})
 		if err != nil {
 			return "", err
 		}
+		if p.cfg.Memory != nil {
+			if landed, err = p.recordLanded(applied, role); err != nil {
+				recordErr = err
+				return "", err
+			}
+		}
+		p.hook("apply:recorded")
+		if err := patch.Write(ctx, applied); err != nil {
+			return "", err
+		}
+		p.hook("apply:written")
 		return strings.TrimSpace(applied.Summary()), nil
 	})
+	if recordErr != nil {
+		return true, recordErr // nothing was written: the store failed
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, err
@@ -129,20 +149,7 @@ func (p *Pipeline) applyPatch(ctx context.Context, st *cycleState, pt *patch.Pat
 	st.noteChanges(applied)
 	st.lastDiff = applied.Diff()
 	p.emit(Event{Type: EventApplied, Role: role, Changes: applied})
-	if p.cfg.Memory != nil {
-		for _, ch := range applied.Changes {
-			v := memory.Version{Path: ch.Path, Content: ch.Old,
-				Reason: fmt.Sprintf("before %s patch (%s) in session %s", role, ch.Action, p.session)}
-			if p.cfg.Graph != nil && ch.OldExists {
-				if n, ok := p.cfg.Graph.Graph().FileNode(ch.Path); ok {
-					v.NodeID, v.NodeName = n.ID, n.QualName
-				}
-			}
-			if _, err := p.cfg.Memory.AddVersion(v); err != nil {
-				return true, fmt.Errorf("record previous version of %s: %w", ch.Path, err)
-			}
-		}
-	}
+	p.commitLanded(ctx, st, applied, landed, role)
 	if p.cfg.Graph != nil {
 		var paths []string
 		for _, ch := range applied.Changes {
@@ -193,13 +200,13 @@ func (p *Pipeline) writeTests(ctx context.Context, st *cycleState) error {
 }
 
 // dryRun applies the patch to a scratch copy of the files it touches and
-// compiles the Python files it produces there (py_compile only parses and
-// byte-compiles; nothing is executed), so only a patch that applies and
+// compiles the Python files it produces there (compile() only parses;
+// nothing is executed and no bytecode is written), so only a patch that applies and
 // compiles is offered for approval.
 func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changeset, error) {
-	scratch, err := os.MkdirTemp("", "codeloom-dryrun-*")
+	scratch, err := patch.NewDryRunDir()
 	if err != nil {
-		return nil, fmt.Errorf("dry run: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(scratch)
 	for _, rel := range pt.Paths() {
@@ -207,7 +214,8 @@ func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changese
 		if err != nil {
 			continue // Prepare reports it
 		}
-		if data, err := os.ReadFile(abs); err == nil {
+		// Only regular files, never blocking: Prepare reports the others.
+		if data, err := patch.ReadRegular(abs, patch.MaxFileSize); err == nil {
 			if err := patch.WriteFile(scratch, clean, data, permOf(abs)); err != nil {
 				return nil, fmt.Errorf("dry run: copy %s: %w", clean, err)
 			}
@@ -230,12 +238,21 @@ func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changese
 	if err != nil {
 		return cs, nil // the syntax gate will say so after applying
 	}
+	timeout := time.Minute
 	res, err := p.runner.Run(ctx, runtime.Spec{
-		Command: append([]string{py, "-m", "py_compile"}, pyFiles...), Dir: scratch,
-		Timeout: time.Minute, OutputCap: 64 << 10, Origin: "dry-run:syntax", SampleEvery: -1,
+		Command: pySyntaxCommand(py, pyFiles), Dir: scratch,
+		Timeout: timeout, OutputCap: 64 << 10, Origin: "dry-run:syntax", SampleEvery: -1,
+		Env: []string{"PYTHONDONTWRITEBYTECODE=1"},
 	})
 	if err != nil {
 		return cs, fmt.Errorf("dry run: compile check: %w", err)
+	}
+	if res.Limit != "" {
+		what := "was ended by the " + res.Limit + " limit"
+		if res.Limit == runtime.LimitTimeout {
+			what = fmt.Sprintf("timed out after %s", timeout)
+		}
+		return cs, fmt.Errorf("the compile check of the patched code %s, so it could not be judged (the machine may be busy, or a file is very large)", what)
 	}
 	if !res.OK() {
 		out := strings.ReplaceAll(string(res.Stderr)+string(res.Stdout), scratch+string(filepath.Separator), "")

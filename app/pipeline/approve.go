@@ -19,6 +19,7 @@ const (
 	AskGuidance = "guidance" // free text after max_fix_attempts, or "what is wrong?"
 	AskNext     = "next"     // "Add another feature?"
 	AskKind     = "kind"     // which kind of request this is, when no model decides
+	AskRollback = "rollback" // "Roll back the N changes this task made?" after a failed task
 )
 
 // Question is something the pipeline asks the user.

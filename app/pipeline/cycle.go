@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -251,7 +250,7 @@ func (p *Pipeline) filesInPlay(st *cycleState) []fileView {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(abs)
+		data, err := patch.ReadRegular(abs, patch.MaxFileSize) // never a FIFO or device
 		if err != nil {
 			continue
 		}

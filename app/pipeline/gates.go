@@ -46,7 +46,7 @@ type TestCounts struct {
 func (g GateResult) Line() string {
 	s := fmt.Sprintf("%-7s %-7s", g.Name, g.Status)
 	if len(g.Command) > 0 {
-		s += " " + strings.Join(g.Command, " ")
+		s += " " + displayCommand(g.Command)
 	}
 	if g.Status != GateSkipped {
 		s += fmt.Sprintf(" (exit %d, %.2fs wall, %.2fs cpu, %.1f MB peak)", g.ExitCode, g.Wall.Seconds(), g.CPU.Seconds(), float64(g.PeakRSS)/(1<<20))
@@ -138,7 +138,7 @@ func (p *Pipeline) planGates(ctx context.Context, changed []string) []gateSpec {
 			case GateSyntax:
 				if files := filesWith(".py"); len(files) > 0 {
 					if py, why := python(); py != "" {
-						s.commands = append(s.commands, append([]string{py, "-m", "py_compile"}, files...))
+						s.commands = append(s.commands, pySyntaxCommand(py, files))
 					} else {
 						s.note = why
 					}
@@ -232,6 +232,38 @@ func (p *Pipeline) defaultProbe(lang string, python func() (string, string)) ([]
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func isIdent(s string) bool { return identRe.MatchString(s) }
+
+// pySyntaxScript parses each file named in argv with compile() and prints
+// the errors as py_compile does. Unlike py_compile it writes no bytecode
+// into the project (py_compile always writes __pycache__/*.pyc).
+const pySyntaxScript = `import sys, traceback
+bad = 0
+for f in sys.argv[1:]:
+    try:
+        compile(open(f, "rb").read(), f, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:
+        bad = 1
+        sys.stderr.write("".join(traceback.format_exception_only(type(e), e)))
+sys.exit(bad)`
+
+// pySyntaxCommand is the syntax check of Python files: python -B (no
+// bytecode) running pySyntaxScript.
+func pySyntaxCommand(py string, files []string) []string {
+	return append([]string{py, "-B", "-c", pySyntaxScript}, files...)
+}
+
+// displayCommand renders argv on one line, naming the built-in syntax
+// script instead of printing it.
+func displayCommand(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == pySyntaxScript {
+			a = "'<syntax check: compile() each file, write no bytecode>'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
 
 // runGate runs one planned gate.
 func (p *Pipeline) runGate(ctx context.Context, s gateSpec) GateResult {

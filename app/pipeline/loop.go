@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -26,7 +25,7 @@ func (p *Pipeline) verify(ctx context.Context, changed []string) ([]GateResult, 
 		}
 		for _, cmd := range s.commands {
 			runs++
-			fmt.Fprintf(&detail, "  %-7s %s\n", s.name, strings.Join(cmd, " "))
+			fmt.Fprintf(&detail, "  %-7s %s\n", s.name, displayCommand(cmd))
 		}
 		fmt.Fprintf(&detail, "          limits: timeout %s, memory %d MB, %d processes\n", s.timeout, p.policy.Limits.MemoryMB, p.policy.Limits.Procs)
 	}
@@ -251,7 +250,7 @@ func (p *Pipeline) overallSummary(st *cycleState) string {
 		if err != nil {
 			continue
 		}
-		data, rerr := os.ReadFile(abs)
+		data, rerr := patch.ReadRegular(abs, patch.MaxFileSize)
 		exists := rerr == nil
 		_, add, del := patch.UnifiedDiff(f, string(st.original[f]), string(data), st.origExists[f], exists)
 		action := patch.ActionModify

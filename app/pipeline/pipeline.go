@@ -88,9 +88,17 @@ type Config struct {
 	GenTimeout time.Duration
 	// WriteTests asks the tester role for tests after the coder's first patch.
 	WriteTests bool
+	// Commit commits each landed patch to git (only the files it touched),
+	// as the policy's git.commit setting does.
+	Commit bool
 	// OnEvent receives every event, synchronously.
 	OnEvent func(Event)
-	Logger  *slog.Logger
+	// Hook, when set, is called at named points of applying a patch
+	// ("apply:recorded": versions kept, nothing written yet;
+	// "apply:written": files written, not yet reported). Tests use it to
+	// stop the process at the dangerous moments.
+	Hook   func(point string)
+	Logger *slog.Logger
 }
 
 // Event types.
@@ -272,6 +280,15 @@ func New(cfg Config) (*Pipeline, error) {
 	if p.prompts, err = LoadPrompts(); err != nil {
 		return nil, err
 	}
+	if cfg.Commit {
+		p.policy.Git.Commit = true
+	}
+	// Scratch folders of dry runs killed before they could clean up.
+	if removed, err := patch.CleanStaleDryRuns(""); err != nil {
+		p.log.Warn("clean stale dry-run folders", "err", err)
+	} else if len(removed) > 0 {
+		p.log.Info("removed stale dry-run folders", "count", len(removed))
+	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("pipeline: session id: %w", err)
@@ -340,9 +357,17 @@ func (p *Pipeline) step(name string, fn func() (string, error)) error {
 		outcome = "error"
 		detail = strings.TrimSpace(detail + " " + err.Error())
 	}
-	p.emit(Event{Type: EventStepDone, Step: name, OK: err == nil, Elapsed: d, Text: detail})
+	// Record first, then report: a step that was printed is in history.
 	p.activity(name, outcome, detail, d)
+	p.emit(Event{Type: EventStepDone, Step: name, OK: err == nil, Elapsed: d, Text: detail})
 	return err
+}
+
+// hook calls the configured test hook.
+func (p *Pipeline) hook(point string) {
+	if p.cfg.Hook != nil {
+		p.cfg.Hook(point)
+	}
 }
 
 // ask puts a yes/no question to the Approver and records the answer.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"codeloom/app/patch"
 	"gopkg.in/yaml.v3"
 )
 
@@ -52,6 +52,7 @@ func (g GatePolicy) On() bool { return g.Enabled == nil || *g.Enabled }
 //	  tests:  {command: [python3, -m, unittest, discover], timeout: 5m}
 //	  probe:  {command: [python3, -m, inventory.cli, report], timeout: 30s}
 //	limits: {memory_mb: 1024, procs: 128}
+//	git: {commit: true}      # commit each landed patch (only its files)
 type Policy struct {
 	MaxFixAttempts int `yaml:"max_fix_attempts,omitempty" json:"max_fix_attempts"`
 	MaxReasks      int `yaml:"max_reasks,omitempty" json:"max_reasks"`
@@ -64,7 +65,17 @@ type Policy struct {
 		MemoryMB int `yaml:"memory_mb,omitempty" json:"memory_mb,omitempty"`
 		Procs    int `yaml:"procs,omitempty" json:"procs,omitempty"`
 	} `yaml:"limits,omitempty" json:"limits"`
+	// Git is the opt-in git integration.
+	Git struct {
+		// Commit commits each landed patch on the current branch, with a
+		// message saying what and why; only the files the patch touched
+		// are committed, never the user's other staged changes.
+		Commit bool `yaml:"commit,omitempty" json:"commit,omitempty"`
+	} `yaml:"git,omitempty" json:"git"`
 }
+
+// maxPolicyBytes bounds the policy file read.
+const maxPolicyBytes = 1 << 20
 
 // Defaults used when the policy file leaves a value out.
 const (
@@ -95,7 +106,7 @@ func (p Policy) TimeoutOf(name string, def time.Duration) (time.Duration, error)
 func LoadPolicy(root string) (Policy, error) {
 	p := Policy{}
 	path := filepath.Join(root, filepath.FromSlash(PolicyFile))
-	data, err := os.ReadFile(path)
+	data, err := patch.ReadRegular(path, maxPolicyBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -98,7 +98,7 @@ func RestoreNodeVersion(ctx context.Context, root string, st VersionStore, g *co
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("restore version %s: %w", id, err)
 	}
-	cur, err := os.ReadFile(abs)
+	cur, err := patch.ReadRegular(abs, patch.MaxFileSize)
 	if err != nil {
 		return "", fmt.Errorf("restore version %s: read %s: %w", id, clean, err)
 	}
@@ -146,7 +146,7 @@ func RestoreVersion(ctx context.Context, root string, st VersionStore, id string
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("restore version %s: %w", id, err)
 	}
-	cur, err := os.ReadFile(abs)
+	cur, err := patch.ReadRegular(abs, patch.MaxFileSize)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("restore version %s: read %s: %w", id, clean, err)
