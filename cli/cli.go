@@ -50,6 +50,10 @@ func commands() map[string]command {
 		// Workflows and new projects (app/workflow).
 		"workflow": {"validate or run a workflow: workflow DIR validate|run FILE|NAME, workflow DIR list", runWorkflow},
 		"new":      {"build a new project from requirements: new DIR \"requirements\" [--yes] [--autonomy]", runNew},
+
+		// Undoing landed changes (cli/undo.go).
+		"undo":     {"revert the last change CodeLoom landed: undo DIR [--yes] [--force]", runUndo},
+		"rollback": {"roll back every change of a task: rollback DIR TASK|last [--yes] | --list", runRollback},
 	}
 }
 

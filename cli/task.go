@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
+	"codeloom/app/patch"
 	"codeloom/app/pipeline"
 	"codeloom/models"
 	"codeloom/models/llamacpp"
@@ -43,9 +45,16 @@ import (
 //	>>>>>>> REPLACE
 const ScriptSeparator = "----- answer -----"
 
-// ReadScript reads a --script file into its answers.
+// MaxScriptBytes bounds a --script file: its answers are held in memory.
+const MaxScriptBytes = 32 << 20
+
+// ReadScript reads a --script file into its answers. Only a regular file of
+// at most MaxScriptBytes is read (never a FIFO or device).
 func ReadScript(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := patch.ReadRegular(path, MaxScriptBytes)
+	if errors.Is(err, patch.ErrTooLarge) {
+		return nil, fmt.Errorf("script %s is larger than the %d MiB limit for a script file", path, MaxScriptBytes>>20)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read script %s: %w", path, err)
 	}
@@ -88,6 +97,12 @@ func ReadScript(path string) ([]string, error) {
 // automatic answer is printed and recorded as automatic) and no to "Add
 // another feature?". Exit status 0 only when the gates pass (or an explain /
 // run request succeeded).
+//
+// A task that fails (or stops, or errs) after applying patches ends with
+// "Roll back the N changes this task made?". Under --yes that answer is yes
+// too: an unattended task that failed leaves the project as it found it,
+// unless --keep-failed. `codeloom rollback DIR TASK` does the same later.
+// --commit (or git.commit in the policy) commits each landed patch.
 func runTask(ctx context.Context, env Env, args []string) int {
 	fs := flag.NewFlagSet("task", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -104,9 +119,11 @@ func runTask(ctx context.Context, env Env, args []string) int {
 	maxTokens := fs.Int("max-tokens", 0, "token limit of each patch answer (default 1536)")
 	ctxLen := fs.Int("ctx", 0, "context length for --model (default: the model's, at most 4096)")
 	quiet := fs.Bool("quiet", false, "do not stream model tokens")
+	commit := fs.Bool("commit", false, "commit each landed patch to git on the current branch (only the files it touched); also git.commit in .codeloom/policy.yaml")
+	keepFailed := fs.Bool("keep-failed", false, "do not offer to roll back a failed task (under --yes a failed task is otherwise rolled back)")
 	embed := fs.Bool("embed", false, "fuse embedding similarity into context retrieval (embeds every function once; cached in DIR/.codeloom)")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: codeloom task DIR "request" [--yes] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--kind K] [--json]`)
+		fmt.Fprintln(env.Stderr, `usage: codeloom task DIR "request" [--yes] [--commit] [--keep-failed] [--max-fix N] [--model PATH | --endpoint URL | --script FILE] [--kind K] [--json]`)
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -221,7 +238,9 @@ func runTask(ctx context.Context, env Env, args []string) int {
 		MaxTokens:      *maxTokens,
 		GenTimeout:     *genTimeout,
 		WriteTests:     *writeTests,
+		Commit:         *commit,
 		OnEvent:        pr.event,
+		Hook:           pauseHook(env),
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
@@ -230,6 +249,20 @@ func runTask(ctx context.Context, env Env, args []string) int {
 	fmt.Fprintf(progress, "session %s\n", p.Session())
 	out, runErr := p.Run(ctx, request)
 	pr.endTokens()
+	if out != nil && !*keepFailed && pipeline.NeedsRollbackOffer(out) {
+		res, err := p.OfferRollback(ctx, out)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Stderr, "codeloom task: rollback: %v\n", err)
+		case res != nil:
+			fmt.Fprintf(progress, "rolled back: %s\n", strings.Join(res.Restored, ", "))
+			if res.Note != "" {
+				fmt.Fprintf(progress, "note: %s\n", res.Note)
+			}
+		default:
+			fmt.Fprintf(progress, "the changes stay; roll them back later with `codeloom rollback %s %s`\n", dir, p.Session())
+		}
+	}
 	if *asJSON && out != nil {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -358,4 +391,36 @@ func taskLastLines(s string, n int) string {
 		lines = append([]string{"…"}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Environment variables of the test hook: with CODELOOM_PAUSE_AT set to a
+// pipeline hook point ("apply:recorded", "apply:written", or several
+// separated by commas), task prints "paused at POINT" on stderr and sleeps
+// CODELOOM_PAUSE_FOR (default 30s) there, so a test can kill it at exactly
+// that moment.
+const (
+	pauseAtEnv  = "CODELOOM_PAUSE_AT"
+	pauseForEnv = "CODELOOM_PAUSE_FOR"
+)
+
+// pauseHook returns the test hook the environment asks for, or nil.
+func pauseHook(env Env) func(string) {
+	at := os.Getenv(pauseAtEnv)
+	if at == "" {
+		return nil
+	}
+	points := map[string]bool{}
+	for _, p := range strings.Split(at, ",") {
+		points[strings.TrimSpace(p)] = true
+	}
+	d, err := time.ParseDuration(os.Getenv(pauseForEnv))
+	if err != nil || d <= 0 {
+		d = 30 * time.Second
+	}
+	return func(point string) {
+		if points[point] {
+			fmt.Fprintf(env.Stderr, "paused at %s\n", point)
+			time.Sleep(d)
+		}
+	}
 }
