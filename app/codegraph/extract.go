@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -56,7 +57,20 @@ const (
 	refInherit
 	refAssign // Name is a variable (or self.attr) given the type Object
 	refLocal  // Name is bound locally in Def (assignment, parameter, loop variable)
+	// refDecorator is a decorator applied to definition Def: a call from the
+	// scope around Def (resolved as a call from Def's parent).
+	refDecorator
+	// refValue: the value of expression Object flows into variable Name
+	// (Name "<return>": Def returns it); see flow.go.
+	refValue
+	// refArg: an argument passed to a call: Object is the callee
+	// expression, Name is "slot\x00argument" where slot is the 0-based
+	// position or the keyword.
+	refArg
 )
+
+// argSep separates a refArg's slot from its argument expression.
+const argSep = "\x00"
 
 // returnHint is the variable name under which a function's result type is
 // recorded (from a return annotation or a returned constructor call).
@@ -152,6 +166,9 @@ const (
 	capFn
 	capGlobal
 	capLocal
+	capRefValue // a value flows into a name (see flow_python.go)
+	capRefDecor // a decorator applied: a call from the scope around the definition
+	capRefArg   // an argument of a call: @name the argument, @object the callee, @alias a keyword
 )
 
 var roleNames = map[string]captureRole{
@@ -161,6 +178,7 @@ var roleNames = map[string]captureRole{
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
+	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg,
 }
 
 // newExtractor compiles l's query into an extractor that owns it.
@@ -285,7 +303,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal:
+				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal,
+				capRefValue, capRefDecor, capRefArg:
 				main = cp
 			}
 		}
@@ -342,10 +361,26 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			if nm, ok := get(capName); ok {
 				refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
 			}
-		case capRefCall, capRefUse, capRefInherit, capRefAssign:
+		case capRefArg:
+			nm, ok1 := get(capName)
+			ob, ok2 := get(capObject)
+			if !ok1 || !ok2 {
+				continue
+			}
+			slot := ""
+			if kw, ok := get(capAlias); ok {
+				slot = text(kw)
+			} else if body, ok := get(capBody); ok && body.start < nm.start && int(nm.start) <= len(src) {
+				slot = strconv.Itoa(argIndex(src[body.start+1 : nm.start]))
+			}
+			if slot == "" {
+				continue
+			}
+			refs = append(refs, refAt{refRec{Kind: refArg, Name: slot + argSep + text(nm), Object: text(ob), Line: li.line(nm.start)}, nm.start})
+		case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
 			nm, ok := get(capName)
 			if !ok {
-				if main.role != capRefAssign {
+				if main.role != capRefAssign && main.role != capRefValue {
 					continue
 				}
 				// A function's result type: "<return>" in the function.
@@ -361,6 +396,10 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				r.Kind = refInherit
 			} else if main.role == capRefAssign {
 				r.Kind = refAssign
+			} else if main.role == capRefValue {
+				r.Kind = refValue
+			} else if main.role == capRefDecor {
+				r.Kind = refDecorator
 			}
 			if ob, ok := get(capObject); ok {
 				r.Object = text(ob)
@@ -460,7 +499,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	used := e.used
 	for _, r := range refs {
 		switch r.r.Kind {
-		case refCall, refUse, refInherit:
+		case refCall, refUse, refInherit, refDecorator:
 			if r.r.Object == "" {
 				used[r.r.Name] = true
 			} else {
@@ -641,4 +680,40 @@ func reverseJoin(lines []string) string {
 		lines[i], lines[j] = lines[j], lines[i]
 	}
 	return strings.ToValidUTF8(cutUTF8(strings.Join(lines, "\n"), 2000), "\uFFFD")
+}
+
+// argIndex counts the top-level commas in b, the text of an argument list
+// from after its "(" to an argument: the argument's 0-based position. A
+// starred argument before it makes the position unknowable (-1).
+func argIndex(b []byte) int {
+	depth, n := 0, 0
+	fresh := true // nothing but spaces since the last top-level comma
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			n++
+			fresh = true
+			continue
+		case c == '*' && depth == 0 && fresh:
+			return -1
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		fresh = false
+	}
+	return n
 }

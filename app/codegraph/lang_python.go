@@ -44,6 +44,22 @@ const pythonQuery = `
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
+(assignment left: (identifier) @name right: [(identifier) (attribute)] @object) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(identifier) (attribute)] @object) @ref.value
+(assignment left: (identifier) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
+(call function: [(identifier) (attribute)] @object arguments: (argument_list [(identifier) (attribute)] @name) @body) @ref.arg
+(call function: [(identifier) (attribute)] @object arguments: (argument_list (keyword_argument name: (identifier) @alias value: [(identifier) (attribute)] @name))) @ref.arg
+(assignment left: (pattern_list . (identifier) @name) right: (expression_list . [(identifier) (attribute)] @object)) @ref.value
+(assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
+(default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
+(typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
+(return_statement [(identifier) (attribute)] @object) @ref.value
+(return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
+(with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
+(decorator (identifier) @name) @ref.decorator
+(decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
+
 (module (expression_statement (assignment left: (identifier) @name)) @global)
 
 (assignment left: (identifier) @name) @local
