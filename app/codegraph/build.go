@@ -1076,9 +1076,9 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		if r.Def >= 0 {
 			src = fb.ids[r.Def]
 		}
-		if r.Kind == refArg {
+		if r.Kind == refArg || r.Kind == refImplicit {
 			if fe != nil {
-				b.resolveFlowArg(fe, fb, r, src, res)
+				b.resolveFlowExtra(fe, fb, r, src, res)
 			}
 			continue
 		}

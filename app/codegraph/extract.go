@@ -67,6 +67,9 @@ const (
 	// expression, Name is "slot\x00argument" where slot is the 0-based
 	// position or the keyword.
 	refArg
+	// refImplicit: syntax that calls special methods of Object's class
+	// (Name is the keyword, operator or built-in: "for", "in", "len"...).
+	refImplicit
 )
 
 // argSep separates a refArg's slot from its argument expression.
@@ -169,6 +172,7 @@ const (
 	capRefValue // a value flows into a name (see flow_python.go)
 	capRefDecor // a decorator applied: a call from the scope around the definition
 	capRefArg   // an argument of a call: @name the argument, @object the callee, @alias a keyword
+	capRefImpl  // an implicit call of a special method on @object, named by @name (see pyImplicit)
 )
 
 var roleNames = map[string]captureRole{
@@ -178,7 +182,7 @@ var roleNames = map[string]captureRole{
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
-	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg,
+	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg, "ref.implicit": capRefImpl,
 }
 
 // newExtractor compiles l's query into an extractor that owns it.
@@ -304,7 +308,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
 				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal,
-				capRefValue, capRefDecor, capRefArg:
+				capRefValue, capRefDecor, capRefArg, capRefImpl:
 				main = cp
 			}
 		}
@@ -361,6 +365,19 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			if nm, ok := get(capName); ok {
 				refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
 			}
+		case capRefImpl:
+			ob, ok := get(capObject)
+			if !ok {
+				continue
+			}
+			tok := implicitToken(src, main.start)
+			if nm, ok := get(capName); ok {
+				tok = text(nm)
+			}
+			if len(e.lang.implicit[tok]) == 0 {
+				continue
+			}
+			refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: li.line(ob.start)}, ob.start})
 		case capRefArg:
 			nm, ok1 := get(capName)
 			ob, ok2 := get(capObject)
@@ -499,7 +516,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	used := e.used
 	for _, r := range refs {
 		switch r.r.Kind {
-		case refCall, refUse, refInherit, refDecorator:
+		case refCall, refUse, refInherit, refDecorator, refImplicit:
 			if r.r.Object == "" {
 				used[r.r.Name] = true
 			} else {
@@ -716,4 +733,15 @@ func argIndex(b []byte) int {
 		fresh = false
 	}
 	return n
+}
+
+// implicitToken is the keyword a statement-level @ref.implicit capture
+// starts with ("with", "raise"), for patterns without a @name.
+func implicitToken(src []byte, start uint32) string {
+	for _, kw := range []string{"raise", "with"} {
+		if int(start)+len(kw) <= len(src) && string(src[start:int(start)+len(kw)]) == kw {
+			return kw
+		}
+	}
+	return ""
 }

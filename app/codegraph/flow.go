@@ -300,9 +300,27 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	if depth > maxFlowDepth {
 		return nil
 	}
-	e = strings.TrimSpace(e)
-	if strings.HasSuffix(e, "()") && isDottedIdent(e[:len(e)-2]) {
+	e = dropCallArgs(strings.TrimSpace(e))
+	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
+		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
+			if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: e[i+2:], Object: e[:i+1], Def: scope}, 0); out == outResolved {
+				return []flowVal{{id: id}}
+			}
+		}
+		return nil
+	}
+	if strings.HasSuffix(e, "()") {
 		return fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+	}
+	if i := strings.LastIndex(e, ")."); i > 0 && isDottedIdent(e[i+2:]) {
+		// a.f().b: an attribute of a call's result.
+		var out []flowVal
+		for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
+			for _, seg := range []string{e[i+2:]} {
+				out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+			}
+		}
+		return out
 	}
 	if !isDottedIdent(e) {
 		return nil
@@ -359,6 +377,9 @@ func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, 
 
 // name returns the values of a bare name seen in scope.
 func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []flowVal {
+	if depth > maxFlowDepth {
+		return nil
+	}
 	if containsStr(fb.lang.selfNames, name) {
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
 			if name == "cls" {
@@ -406,8 +427,8 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		if len(targets) == 0 || targets[0] == fb {
 			return nil
 		}
-		t := targets[0]
-		return fe.srcs(t, t.flow[hintKey{scope: -1, name: im.Name}], depth)
+		// Its module-level value, or a name it imports in turn (__init__.py).
+		return fe.name(targets[0], -1, im.Name, depth+1)
 	}
 	return nil
 }
@@ -751,4 +772,89 @@ func (fe *flowEval) wrappers(id string) []string {
 		}
 	}
 	return out
+}
+
+// resolveFlowExtra handles the references only the value-flow layer reads:
+// arguments (resolveFlowArg) and implicit special-method calls.
+func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src string, res *fileResult) {
+	if r.Kind == refArg {
+		b.resolveFlowArg(fe, fb, r, src, res)
+		return
+	}
+	dunders := fb.lang.implicit[r.Name]
+	if len(dunders) == 0 {
+		return
+	}
+	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
+		n := b.nodeByID[v.id]
+		if n == nil || n.Kind != KindClass {
+			continue
+		}
+		if r.Name == "raise" {
+			if !v.inst {
+				res.addEdge(src, v.id, EdgeCalls, r.Line)
+			}
+		} else if !v.inst {
+			continue // special methods of the class object are its metaclass's
+		}
+		for _, d := range dunders {
+			m, ok := b.member(v.id, d, false)
+			if !ok {
+				continue
+			}
+			res.addEdge(src, m, EdgeCalls, r.Line)
+			cls := v.id
+			if r.Name == "raise" {
+				continue
+			}
+			for _, o := range b.dispatchTargets(cls, m) {
+				res.addEdge(src, o, EdgeDispatches, r.Line)
+			}
+		}
+	}
+}
+
+// attrPath follows a dotted attribute path from value v.
+func (fe *flowEval) attrPath(v flowVal, path string, depth int) []flowVal {
+	vs := []flowVal{v}
+	for _, seg := range strings.Split(path, ".") {
+		var next []flowVal
+		for _, x := range vs {
+			next = addVals(next, fe.attr(x, seg, depth)...)
+		}
+		vs = next
+	}
+	return vs
+}
+
+// dropCallArgs rewrites every parenthesised argument list in a callee chain
+// to "()": "a.f(x, g(y)).b" → "a.f().b". Text with unbalanced brackets or
+// anything but names, dots and calls comes back unchanged.
+func dropCallArgs(e string) string {
+	if !strings.Contains(e, "(") {
+		return e
+	}
+	var sb strings.Builder
+	depth := 0
+	for i := 0; i < len(e); i++ {
+		c := e[i]
+		switch {
+		case c == '(':
+			if depth == 0 {
+				sb.WriteString("()")
+			}
+			depth++
+		case c == ')':
+			depth--
+			if depth < 0 {
+				return e
+			}
+		case depth == 0:
+			sb.WriteByte(c)
+		}
+	}
+	if depth != 0 {
+		return e
+	}
+	return sb.String()
 }
