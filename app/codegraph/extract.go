@@ -421,6 +421,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			if ob, ok := get(capObject); ok {
 				r.Object = text(ob)
 			}
+			if r.Kind == refAssign && e.lang.importFns[r.Object] {
+				continue // x = require("m") is an import, not a value
+			}
 			refs = append(refs, refAt{r, nm.start})
 		case capImport:
 			im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
@@ -725,8 +728,8 @@ func argIndex(b []byte) int {
 			n++
 			fresh = true
 			continue
-		case c == '*' && depth == 0 && fresh:
-			return -1
+		case (c == '*' || c == '.') && depth == 0 && fresh:
+			return -1 // *args, ...spread: later positions are unknown
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			continue
 		}

@@ -45,6 +45,9 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 	}
 	fd := fb.fd
 	fillFacts(fb, hs)
+	if fb.lang.family == "js" {
+		fillJSDoc(fb, hs)
+	}
 	for _, r := range fd.Refs {
 		if r.Kind != refValue && r.Kind != refAssign {
 			continue
@@ -58,7 +61,7 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			fb.flow = map[hintKey][]flowSrc{}
 		}
 		fb.flow[k] = append(fb.flow[k], src)
-		if k.scope < 0 || k.attr || k.name == returnHint {
+		if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
 			hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 				strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call))
 		}
@@ -332,6 +335,13 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	if obj == "" {
 		return fe.name(fb, scope, name, depth)
 	}
+	if obj == "super" && fb.lang.family == "js" {
+		obj = "super()" // super.m() in JS/TS is Python's super().m()
+		if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+			return []flowVal{{id: id}}
+		}
+		return nil
+	}
 	// Modules, classes and self members first, as calls are bound.
 	if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
 		return []flowVal{{id: id}}
@@ -379,6 +389,18 @@ func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, 
 func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []flowVal {
 	if depth > maxFlowDepth {
 		return nil
+	}
+	if name == "super" && fb.lang.family == "js" {
+		// super(...) in a constructor: the base class's constructor.
+		cls, ok := fe.b.enclosingClass(fb, scope)
+		if !ok {
+			return nil
+		}
+		var out []flowVal
+		for _, base := range fe.b.bases[cls] {
+			out = addVals(out, flowVal{id: base})
+		}
+		return out
 	}
 	if containsStr(fb.lang.selfNames, name) {
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
@@ -599,8 +621,8 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		if n == nil {
 			continue
 		}
-		if n.Kind == KindClass && fb.lang.family == "python" {
-			if init, ok := b.member(t, "__init__", false); ok {
+		if n.Kind == KindClass {
+			if init, ok := b.member(t, ctorName(fb.lang), false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
 			}
 		}
@@ -690,7 +712,8 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	case outBuiltin, outExternal:
 		// A function handed to code outside the project (map, sorted's key,
 		// re.sub's replacement) is called from the frame that hands it over.
-		if b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		// (Python: the frame is the caller; a JS callback runs later.)
+		if fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
 				if n := b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
@@ -702,7 +725,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	var vals []flowVal
 	for _, c := range callees {
 		if n := b.nodeByID[c]; n != nil && n.Kind == KindClass {
-			init, ok := b.member(c, "__init__", false)
+			init, ok := b.member(c, ctorName(fb.lang), false)
 			if !ok {
 				continue
 			}
@@ -857,4 +880,61 @@ func dropCallArgs(e string) string {
 		return e
 	}
 	return sb.String()
+}
+
+// ctorName is the method a constructor call runs.
+func ctorName(l *language) string {
+	if l.family == "js" {
+		return "constructor"
+	}
+	return "__init__"
+}
+
+// fillJSDoc records the types JSDoc gives a function's parameters
+// (@param {T} name) and result (@returns {T}).
+func fillJSDoc(fb *fileBuild, hs func(...string)) {
+	for i, d := range fb.fd.Defs {
+		if d.Doc == "" || !strings.Contains(d.Doc, "@") || (d.Kind != KindFunction && d.Kind != KindMethod) {
+			continue
+		}
+		for _, line := range strings.Split(d.Doc, "\n") {
+			line = strings.TrimSpace(line)
+			tag, rest, _ := strings.Cut(line, " ")
+			if tag != "@param" && tag != "@returns" && tag != "@return" && tag != "@type" {
+				continue
+			}
+			rest = strings.TrimSpace(rest)
+			if !strings.HasPrefix(rest, "{") {
+				continue
+			}
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			typ := strings.Trim(strings.TrimSpace(rest[1:end]), "!?")
+			if j := strings.IndexAny(typ, "|<[( "); j >= 0 {
+				typ = typ[:j]
+			}
+			if !isDottedIdent(typ) {
+				continue
+			}
+			name := returnHint
+			if tag == "@param" {
+				f := strings.Fields(rest[end+1:])
+				if len(f) == 0 {
+					continue
+				}
+				name = strings.Trim(f[0], "[]")
+				if k := strings.IndexByte(name, '='); k >= 0 {
+					name = name[:k]
+				}
+			}
+			if fb.flow == nil {
+				fb.flow = map[hintKey][]flowSrc{}
+			}
+			k := hintKey{scope: int32(i), name: name}
+			fb.flow[k] = append(fb.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
+			hs("jsdoc", strconv.Itoa(i), name, typ)
+		}
+	}
 }

@@ -29,6 +29,20 @@ const jsCommonQuery = `
 (variable_declarator name: (identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 
+(variable_declarator name: (identifier) @name value: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name value: (await_expression (call_expression function: [(identifier) (member_expression)] @object))) @ref.assign
+(variable_declarator name: (identifier) @name value: [(identifier) (member_expression) (this)] @object) @ref.value
+(assignment_expression left: (identifier) @name right: [(identifier) (member_expression)] @object) @ref.value
+(assignment_expression left: (identifier) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(assignment_expression left: (identifier) @name right: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: [(identifier) (member_expression)] @object) @ref.value
+(assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(return_statement [(identifier) (member_expression) (this)] @object) @ref.value
+(return_statement (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(return_statement (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(identifier) (member_expression)] @name) @body) @ref.arg
+(call_expression function: (super) @name) @ref.call
+
 (import_statement (import_clause (identifier) @alias @default) source: (string) @module) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
 (import_statement (import_clause (namespace_import (identifier) @alias)) source: (string) @module) @import
@@ -47,6 +61,7 @@ const jsCommonQuery = `
 
 const jsQuery = jsCommonQuery + `
 (formal_parameters (identifier) @name) @local
+(field_definition property: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
 (class_heritage (identifier) @name) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
@@ -63,6 +78,19 @@ const tsQuery = jsCommonQuery + `
 (implements_clause (type_identifier) @name) @ref.inherit
 (extends_type_clause type: (type_identifier) @name) @ref.inherit
 (type_annotation (type_identifier) @name) @ref.use
+(required_parameter pattern: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(required_parameter pattern: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(optional_parameter pattern: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(optional_parameter pattern: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(public_field_definition name: (property_identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(public_field_definition name: (property_identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(public_field_definition name: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(function_declaration return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(function_declaration return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(method_definition return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(method_definition return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (export_statement "default" (class_declaration name: (type_identifier) @name)) @export.default
 `
 
