@@ -1063,7 +1063,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	family := fb.lang.family
 	var fe *flowEval
 	if !inherits && flowFamily(fb.lang) {
-		fe = newFlowEval(b)
+		fe = newFlowEval(b, fb)
 	}
 	for _, r := range fd.Refs {
 		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {

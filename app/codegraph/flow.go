@@ -104,6 +104,9 @@ func fillFacts(fb *fileBuild, hs func(...string)) {
 			if ps := sigParams(d.Sig, d.Name); len(ps) > 0 {
 				ff.params[int32(i)] = ps
 			}
+			if fb.lang.family == "js" {
+				hs("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
+			}
 		}
 	}
 	for _, r := range fd.Refs {
@@ -203,7 +206,11 @@ func sigParams(sig, name string) []string {
 		switch sig[j] {
 		case '(', '[', '{', '<':
 			depth++
-		case ')', ']', '}', '>':
+		case '>':
+			if j > 0 && sig[j-1] != '=' {
+				depth--
+			}
+		case ')', ']', '}':
 			depth--
 			if depth == 0 {
 				add(sig[start:j])
@@ -238,7 +245,17 @@ func flowKey(fb *fileBuild, name string, def int32) (hintKey, bool) {
 // flowEval evaluates expressions for the references of one file.
 type flowEval struct {
 	b    *builder
+	fb   *fileBuild // the file whose references are resolved
 	memo map[flowMemoKey][]flowVal
+	// extra are types learnt while resolving fb: the parameters of a
+	// callback typed by the callee's declared parameter (JS/TS).
+	extra map[hintKey][]flowSrcIn
+}
+
+// flowSrcIn is a flow source evaluated in another file.
+type flowSrcIn struct {
+	fb  *fileBuild
+	src flowSrc
 }
 
 type flowMemoKey struct {
@@ -251,8 +268,8 @@ type flowMemoKey struct {
 // maxFlowDepth bounds the chain of names followed for one expression.
 const maxFlowDepth = 10
 
-func newFlowEval(b *builder) *flowEval {
-	return &flowEval{b: b, memo: map[flowMemoKey][]flowVal{}}
+func newFlowEval(b *builder, fb *fileBuild) *flowEval {
+	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}}
 }
 
 // src evaluates one flow source.
@@ -304,6 +321,12 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 		return nil
 	}
 	e = dropCallArgs(strings.TrimSpace(e))
+	if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
+		e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
+		if !strings.Contains(e, "(") {
+			e += "()"
+		}
+	}
 	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
 		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
 			if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: e[i+2:], Object: e[:i+1], Def: scope}, 0); out == outResolved {
@@ -396,11 +419,11 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		if !ok {
 			return nil
 		}
-		var out []flowVal
-		for _, base := range fe.b.bases[cls] {
-			out = addVals(out, flowVal{id: base})
+		// The extends clause comes first; the rest are implemented interfaces.
+		if bs := fe.b.bases[cls]; len(bs) > 0 {
+			return []flowVal{{id: bs[0]}}
 		}
-		return out
+		return nil
 	}
 	if containsStr(fb.lang.selfNames, name) {
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
@@ -417,6 +440,13 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		}
 		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
 			return []flowVal{{id: fb.ids[i]}}
+		}
+		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
+			var out []flowVal
+			for _, x := range xs {
+				out = addVals(out, fe.src(x.fb, x.src, depth)...)
+			}
+			return out
 		}
 		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
 			return fe.srcs(fb, ss, depth)
@@ -703,6 +733,14 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	}
 	cr := refRec{Kind: refCall, Name: name, Object: obj, Def: r.Def, Line: r.Line}
 	target, out := b.resolveRef(fb, fb.lang.family, cr, 0)
+	if strings.HasPrefix(arg, "(") {
+		if out == outUnresolved {
+			fe.typeCallback(fb, r, slot, arg, fe.flowCallTargets(fb, cr))
+		} else if out == outResolved {
+			fe.typeCallback(fb, r, slot, arg, []string{target})
+		}
+		return
+	}
 	var callees []string
 	switch out {
 	case outResolved:
@@ -937,4 +975,130 @@ func fillJSDoc(fb *fileBuild, hs func(...string)) {
 			hs("jsdoc", strconv.Itoa(i), name, typ)
 		}
 	}
+}
+
+// typeCallback types the parameters of a callback passed at slot (its
+// parameter list is params, "(a, b)") from the function type the callee
+// declares for that parameter: operate((source, subscriber) => …) with
+// operate(init: (liftedSource: Observable<T>, subscriber: Subscriber<R>) => void).
+func (fe *flowEval) typeCallback(fb *fileBuild, r refRec, slot, params string, callees []string) {
+	n, err := strconv.Atoi(slot)
+	if err != nil || n < 0 {
+		return
+	}
+	names := sigParams(params, "")
+	for _, c := range callees {
+		if cn := fe.b.nodeByID[c]; cn != nil && cn.Kind == KindClass {
+			ctor, ok := fe.b.member(c, ctorName(fb.lang), false)
+			if !ok {
+				continue
+			}
+			c = ctor
+		}
+		loc, ok := fe.b.defLoc[c]
+		if !ok {
+			continue
+		}
+		d := loc.fb.fd.Defs[loc.idx]
+		types := sigParamTypes(d.Sig, d.Name)
+		if n >= len(types) {
+			continue
+		}
+		ftypes := sigParamTypes(types[n], "")
+		if !strings.HasPrefix(strings.TrimSpace(types[n]), "(") || len(ftypes) == 0 {
+			continue
+		}
+		// A "this" parameter of the function type takes no argument.
+		if ps := sigParams(types[n], ""); len(ps) > 0 && ps[0] == "this" {
+			ftypes = ftypes[1:]
+		}
+		for i, name := range names {
+			if i >= len(ftypes) || name == "*" || strings.ContainsAny(name, "{[") {
+				break
+			}
+			t := ftypes[i]
+			if j := strings.IndexAny(t, "<[|&"); j >= 0 {
+				t = t[:j]
+			}
+			t = strings.TrimSpace(t)
+			if !isDottedIdent(t) {
+				continue
+			}
+			if fe.extra == nil {
+				fe.extra = map[hintKey][]flowSrcIn{}
+			}
+			k := hintKey{scope: r.Def, name: name}
+			fe.extra[k] = append(fe.extra[k], flowSrcIn{loc.fb, flowSrc{scope: loc.idx, expr: t, call: true}})
+		}
+	}
+}
+
+// sigParamTypes returns the declared type text of each parameter of a
+// TypeScript signature ("" when none), in the order of sigParams.
+func sigParamTypes(sig, name string) []string {
+	i := strings.Index(sig, name+"(")
+	if i < 0 || name == "" {
+		i = strings.IndexByte(sig, '(')
+		if i < 0 {
+			return nil
+		}
+	} else {
+		i += len(name)
+	}
+	depth, start := 0, i+1
+	var out []string
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return
+		}
+		t := ""
+		if j := topLevelColon(p); j >= 0 {
+			t = strings.TrimSpace(p[j+1:])
+			if k := strings.LastIndex(t, "="); k >= 0 && !strings.Contains(t[k:], ">") {
+				t = strings.TrimSpace(t[:k])
+			}
+		}
+		out = append(out, t)
+	}
+	for j := i; j < len(sig); j++ {
+		switch sig[j] {
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				add(sig[start:j])
+				return out
+			}
+		case '>':
+			if j > 0 && sig[j-1] != '=' {
+				depth--
+			}
+		case ',':
+			if depth == 1 {
+				add(sig[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return out
+}
+
+// topLevelColon finds the ":" that starts a parameter's type annotation.
+func topLevelColon(p string) int {
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}', '>':
+			depth--
+		case ':':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }

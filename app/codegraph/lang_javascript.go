@@ -42,6 +42,8 @@ const jsCommonQuery = `
 (return_statement (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(identifier) (member_expression)] @name) @body) @ref.arg
 (call_expression function: (super) @name) @ref.call
+(call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
+(new_expression constructor: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
 
 (import_statement (import_clause (identifier) @alias @default) source: (string) @module) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
