@@ -250,6 +250,11 @@ type flowEval struct {
 	// extra are types learnt while resolving fb: the parameters of a
 	// callback typed by the callee's declared parameter (JS/TS).
 	extra map[hintKey][]flowSrcIn
+	// calledWith indexes fb's own arguments by the callee they are passed
+	// to (built on first use); params memoises parameter values.
+	calledWith map[string][]refRec
+	params     map[hintKey][]flowVal
+	stores     map[refRec]bool // subscripts written or deleted (not read)
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -455,7 +460,10 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			break
 		}
 		if fb.locals[nestKey{d, name}] {
-			return nil // a local (a parameter) nothing is known about
+			if fb == fe.fb && fb.facts != nil && containsStr(fb.facts.params[d], name) {
+				return fe.paramValues(fb, d, name, depth)
+			}
+			return nil // a local nothing is known about
 		}
 	}
 	if bd, ok := fb.scope[name]; ok {
@@ -695,7 +703,7 @@ func (b *builder) flowDependents(fb *fileBuild) []*fileBuild {
 
 // paramSlot names the parameter of callee (a definition node) that
 // argument slot (a position or a keyword) binds; shift skips self.
-func (b *builder) paramSlot(callee, slot string) (defLocation, string, bool) {
+func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, string, bool) {
 	loc, ok := b.defLoc[callee]
 	if !ok || loc.fb.facts == nil {
 		return loc, "", false
@@ -706,7 +714,7 @@ func (b *builder) paramSlot(callee, slot string) (defLocation, string, bool) {
 			return loc, "", false
 		}
 		d := loc.fb.fd.Defs[loc.idx]
-		if d.Kind == KindMethod && loc.fb.lang.family == "python" && !strings.Contains(d.Sig, "@staticmethod") {
+		if bound && d.Kind == KindMethod && loc.fb.lang.family == "python" && !strings.Contains(d.Sig, "@staticmethod") {
 			n++
 		}
 		if n >= len(ps) || containsStr(ps[:n+1], "*") {
@@ -748,10 +756,10 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	case outUnresolved:
 		callees = fe.flowCallTargets(fb, cr)
 	case outBuiltin, outExternal:
-		// A function handed to code outside the project (map, sorted's key,
-		// re.sub's replacement) is called from the frame that hands it over.
-		// (Python: the frame is the caller; a JS callback runs later.)
-		if fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		// A function handed to a built-in (map, filter, sorted's key) is
+		// called from the frame that hands it over. Not for other outside
+		// code: functools.partial, Thread(target=…) keep it for later.
+		if out == outBuiltin && fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
 				if n := b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
@@ -769,7 +777,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			}
 			c = init
 		}
-		loc, param, ok := b.paramSlot(c, slot)
+		loc, param, ok := b.paramSlot(c, slot, !b.unboundCall(fb, obj, r.Def))
 		if !ok {
 			continue
 		}
@@ -846,15 +854,30 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 	if len(dunders) == 0 {
 		return
 	}
+	if r.Name == "[" {
+		// x[k] = v and del x[k] also match the plain subscript pattern.
+		if fe.stores == nil {
+			fe.stores = map[refRec]bool{}
+			for _, o := range fb.fd.Refs {
+				if o.Kind == refImplicit && (o.Name == "=" || o.Name == "del") {
+					fe.stores[refRec{Object: o.Object, Line: o.Line, Def: o.Def}] = true
+				}
+			}
+		}
+		if fe.stores[refRec{Object: r.Object, Line: r.Line, Def: r.Def}] {
+			return
+		}
+	}
 	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
 		n := b.nodeByID[v.id]
 		if n == nil || n.Kind != KindClass {
 			continue
 		}
 		if r.Name == "raise" {
-			if !v.inst {
-				res.addEdge(src, v.id, EdgeCalls, r.Line)
+			if v.inst {
+				continue // re-raising an instance constructs nothing
 			}
+			res.addEdge(src, v.id, EdgeCalls, r.Line)
 		} else if !v.inst {
 			continue // special methods of the class object are its metaclass's
 		}
@@ -1101,4 +1124,78 @@ func topLevelColon(p string) int {
 		}
 	}
 	return -1
+}
+
+// paramValues returns what the calls in the same file pass to parameter
+// name of function f. Only the file being resolved is read (its own edits
+// re-resolve it; call sites in other files would not).
+func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
+	k := hintKey{scope: f, name: name}
+	if v, ok := fe.params[k]; ok {
+		return v
+	}
+	if fe.params == nil {
+		fe.params = map[hintKey][]flowVal{}
+	}
+	fe.params[k] = nil
+	if fe.calledWith == nil {
+		fe.calledWith = map[string][]refRec{}
+		for _, r := range fb.fd.Refs {
+			if r.Kind != refArg {
+				continue
+			}
+			obj, cname := "", r.Object
+			if i := strings.LastIndex(r.Object, "."); i > 0 {
+				obj, cname = r.Object[:i], r.Object[i+1:]
+			}
+			id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, 0)
+			if out != outResolved {
+				continue
+			}
+			if n := fe.b.nodeByID[id]; n != nil && n.Kind == KindClass {
+				init, ok := fe.b.member(id, ctorName(fb.lang), false)
+				if !ok {
+					continue
+				}
+				id = init
+			}
+			if loc, ok := fe.b.defLoc[id]; ok && loc.fb == fb {
+				fe.calledWith[id] = append(fe.calledWith[id], r)
+			}
+		}
+	}
+	var out []flowVal
+	for _, r := range fe.calledWith[fb.ids[f]] {
+		slot, arg, ok := strings.Cut(r.Name, argSep)
+		if !ok || strings.HasPrefix(arg, "(") {
+			continue
+		}
+		obj := ""
+		if i := strings.LastIndex(r.Object, "."); i > 0 {
+			obj = r.Object[:i]
+		}
+		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.b.unboundCall(fb, obj, r.Def)); ok && p == name {
+			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
+		}
+	}
+	fe.params[k] = out
+	return out
+}
+
+// unboundCall reports a method called through its class (C.m(obj, x)): the
+// first argument is self, not the first declared parameter after it.
+func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
+	if obj == "" || !isDottedIdent(obj) || containsStr(fb.lang.selfNames, obj) {
+		return false
+	}
+	name, pre := obj, ""
+	if i := strings.LastIndex(obj, "."); i > 0 {
+		pre, name = obj[:i], obj[i+1:]
+	}
+	id, out := b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: pre, Def: def}, 0)
+	if out != outResolved {
+		return false
+	}
+	n := b.nodeByID[id]
+	return n != nil && n.Kind == KindClass
 }

@@ -327,3 +327,69 @@ func edgeSet(g *Graph) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestPythonParameterValues checks values passed to parameters by calls in
+// the same file, methods called through their class (no self shift),
+// subscript stores and re-raised instances.
+func TestPythonParameterValues(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"m.py": `
+class Parser:
+    def get(self):
+        return 1
+
+    def section(self):
+        return Proxy(self)
+
+
+class Proxy:
+    def __init__(self, parser):
+        self._parser = parser
+
+    def value(self):
+        return self._parser.get()
+
+
+class Base:
+    def __init__(self, field):
+        self.field = field
+
+    def first(self):
+        return self.field[0]
+
+
+class Sub(Base):
+    def __init__(self, field):
+        Base.__init__(self, field)
+
+    def __getitem__(self, i):
+        return i
+
+
+class Store:
+    def __setitem__(self, k, v):
+        pass
+
+    def __getitem__(self, k):
+        return k
+
+    def put(self):
+        self["a"] = 1
+
+
+class Oops(Exception):
+    pass
+
+
+def again():
+    e = Oops()
+    raise e
+`}), Options{NoCache: true}).Graph()
+	// Proxy(self) in Parser.section: Proxy's parser is a Parser.
+	exactEdges(t, g, "m.Proxy.value", EdgeCalls, "m.Parser.get")
+	// Base.__init__(self, field) passes field, not self, to field.
+	exactEdges(t, g, "m.Base.first", EdgeCalls)
+	// self["a"] = 1 stores: __setitem__ only.
+	exactEdges(t, g, "m.Store.put", EdgeCalls, "m.Store.__setitem__")
+	// raise e re-raises an instance: only the constructor call above.
+	exactEdges(t, g, "m.again", EdgeCalls, "m.Oops")
+}
