@@ -1,6 +1,13 @@
 package codegraph
 
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // jsFlowFixture has one function per JS/TS shape the value-flow layer handles.
 var jsFlowFixture = map[string]string{
@@ -101,4 +108,46 @@ func TestJSValueFlow(t *testing.T) {
 	exactEdges(t, g, "src/lib:Child.step", EdgeCalls, "src/lib:Base.step")
 	exactEdges(t, g, "src/lib:Base.run", EdgeCalls, "src/lib:Base.step")
 	exactEdges(t, g, "src/lib:Base.run", EdgeDispatches, "src/lib:Child.step")
+}
+
+// TestJSValueFlowIncremental checks that edits reaching other files through
+// the flow (a callback's declared type, a return annotation, a JSDoc type)
+// re-resolve them: the updated graph equals a fresh index.
+func TestJSValueFlowIncremental(t *testing.T) {
+	root := writeTree(t, jsFlowFixture)
+	p := openT(t, root, Options{NoCache: true})
+	edits := []struct{ file, from, to string }{
+		{"src/lib.ts", "init: (source: Builder, sink: Sink) => void", "init: (source: Sink, sink: Builder) => void"},
+		{"src/lib.ts", "build(): Sink {", "build(): Builder {"},
+		{"src/doc.js", "@param {Sink} s", "@param {Builder} s"},
+		{"src/lib.ts", "export function each(cb) { return cb() }", "export function each(cb) { return 0 }"},
+	}
+	for i, e := range edits {
+		applyEdit(t, p, root, i, e.file, e.from, e.to)
+	}
+}
+
+// applyEdit replaces from by to in file, updates p and compares its graph
+// with a fresh index of root.
+func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to string) {
+	t.Helper()
+	path := filepath.Join(root, filepath.FromSlash(file))
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), from) {
+		t.Fatalf("edit %d: %q not in %s", i, from, file)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(src), from, to, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.UpdateFiles(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := openT(t, root, Options{NoCache: true}).Graph()
+	if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
+		t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
+	}
 }
