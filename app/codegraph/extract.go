@@ -355,6 +355,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			d.Hash = h.Sum64()
 			if e.lang.docComments {
 				d.Doc = leadingComment(src, main.start)
+				if d.Doc == "" && e.lang.family == "js" {
+					d.Doc = jsDocAbove(src, main.start)
+				}
 			}
 			fd.Defs = append(fd.Defs, d)
 		case capDocOwner:

@@ -81,6 +81,15 @@ function viaDoc(s) {
 function useDoc(x) {
   viaDoc(x).write(6)
 }
+
+/**
+ * A blank line below does not detach JSDoc.
+ * @param {Sink} t
+ */
+
+function spaced(t) {
+  t.write(7)
+}
 `,
 }
 
@@ -103,6 +112,7 @@ func TestJSValueFlow(t *testing.T) {
 	// JSDoc @param and @returns.
 	exactEdges(t, g, "src/doc:viaDoc", EdgeCalls, "src/lib:Sink.write")
 	exactEdges(t, g, "src/doc:useDoc", EdgeCalls, "src/doc:viaDoc", "src/lib:Sink.write")
+	exactEdges(t, g, "src/doc:spaced", EdgeCalls, "src/lib:Sink.write")
 	// super(), super.m(), and this.m() dispatching to an override.
 	exactEdges(t, g, "src/lib:Child.constructor", EdgeCalls, "src/lib:Base")
 	exactEdges(t, g, "src/lib:Child.step", EdgeCalls, "src/lib:Base.step")

@@ -198,3 +198,36 @@ var nodeBuiltins = setOf(`assert async_hooks buffer child_process cluster consol
 diagnostics_channel dns domain events fs http http2 https inspector module net os path perf_hooks process
 punycode querystring readline repl stream string_decoder sys timers tls trace_events tty url util v8 vm
 wasi worker_threads zlib test`)
+
+// jsDocAbove returns a /** … */ block with @param, @returns or @type tags
+// separated from the definition at start by blank lines only (JSDoc still
+// applies there).
+func jsDocAbove(src []byte, start uint32) string {
+	ls := int(start)
+	for ls > 0 && src[ls-1] != '\n' {
+		ls--
+	}
+	end := ls
+	for end > 0 {
+		ps := end - 1
+		for ps > 0 && src[ps-1] != '\n' {
+			ps--
+		}
+		line := strings.TrimSpace(string(src[ps : end-1]))
+		if line == "" {
+			end = ps
+			continue
+		}
+		if !strings.HasSuffix(line, "*/") {
+			return ""
+		}
+		// The block ends on this line: read it as if it were right above,
+		// when it documents parameters or a result (not a file header).
+		doc := leadingComment(src, uint32(end))
+		if strings.Contains(doc, "@param") || strings.Contains(doc, "@return") || strings.Contains(doc, "@type") {
+			return doc
+		}
+		return ""
+	}
+	return ""
+}
