@@ -107,6 +107,8 @@ type fileBuild struct {
 	nested   map[nestKey]int32
 	locals   map[nestKey]bool // (def, name) bound locally in that definition
 	hints    map[hintKey][]string
+	flow     map[hintKey][]flowSrc // value flow into names (flow.go)
+	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
 
 	scope      map[string]binding
@@ -156,6 +158,7 @@ type builder struct {
 	top      map[string]map[string]string // family\x00key → name → node ID
 	members  map[string]map[string]string // class ID → member name → node ID
 	bases    map[string][]string          // class ID → base class IDs
+	subs     map[string][]string          // class ID → direct subclass IDs (flow.go)
 	extBase  map[string]bool              // class ID → has a base outside the project
 	defLoc   map[string]defLocation       // definition node ID → where it is defined
 	nodeByID map[string]*Node
@@ -281,6 +284,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 			b.extBase[c] = true
 		}
 	}
+	b.subs = invertBases(b.bases)
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
 	var g *Graph
 	if !structural && sameFiles {
@@ -316,6 +320,12 @@ func (b *builder) dependents(changed, ordered []*fileBuild) []*fileBuild {
 	for _, fb := range queue {
 		seen[fb] = true
 	}
+	// Files the changed ones import (not their importers): see flowDependents.
+	var extra []*fileBuild
+	for _, fb := range changed {
+		extra = append(extra, b.flowDependents(fb)...)
+	}
+
 	for i := 0; i < len(queue); i++ {
 		fb := queue[i]
 		next := importers[fb.fileID]
@@ -327,6 +337,12 @@ func (b *builder) dependents(changed, ordered []*fileBuild) []*fileBuild {
 				seen[d] = true
 				queue = append(queue, d)
 			}
+		}
+	}
+	for _, fb := range extra {
+		if !seen[fb] {
+			seen[fb] = true
+			queue = append(queue, fb)
 		}
 	}
 	return queue
@@ -434,6 +450,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	for _, im := range fd.Imports {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
+	fillFlow(fb, hs)
 	fb.iface = h.Sum64()
 	for _, ev := range fd.Env {
 		src := fb.fileID
@@ -1044,13 +1061,26 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	}
 	fd := fb.fd
 	family := fb.lang.family
+	var fe *flowEval
+	if !inherits && flowFamily(fb.lang) {
+		fe = newFlowEval(b, fb)
+	}
 	for _, r := range fd.Refs {
-		if r.Kind == refAssign || r.Kind == refLocal || (r.Kind == refInherit) != inherits {
+		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {
 			continue
+		}
+		if r.Kind == refDecorator && r.Def >= 0 {
+			r.Def = fd.Defs[r.Def].Parent // applied in the scope around the definition
 		}
 		src := fb.fileID
 		if r.Def >= 0 {
 			src = fb.ids[r.Def]
+		}
+		if r.Kind == refArg || r.Kind == refImplicit {
+			if fe != nil {
+				b.resolveFlowExtra(fe, fb, r, src, res)
+			}
+			continue
 		}
 		ek := EdgeCalls
 		kindName := "call"
@@ -1062,6 +1092,10 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 			kindName = "inherit"
 		}
 		target, outcome := b.resolveRef(fb, family, r, 0)
+		if fe != nil && b.resolveFlowRef(fe, fb, r, src, target, outcome, res) {
+			res.resolved++
+			continue
+		}
 		switch outcome {
 		case outResolved:
 			if r.Kind == refUse && target == src {
@@ -1178,7 +1212,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		if c := r.Object[0]; c == '"' || c == '\'' || c == '[' || c == '{' || c == '`' {
 			return "", outBuiltin // a method of a literal
 		}
-		if strings.HasSuffix(r.Object, "()") && isDottedIdent(r.Object[:len(r.Object)-2]) {
+		if strings.HasSuffix(r.Object, "()") && isDottedIdent(r.Object[:len(r.Object)-2]) && r.Object != "super()" {
 			// Foo().method(): the constructor's class, or a function's result type.
 			cls, out := b.resolveType(fb, family, r.Object[:len(r.Object)-2], r.Def, depth)
 			if out != outResolved {

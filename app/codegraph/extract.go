@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -56,7 +57,23 @@ const (
 	refInherit
 	refAssign // Name is a variable (or self.attr) given the type Object
 	refLocal  // Name is bound locally in Def (assignment, parameter, loop variable)
+	// refDecorator is a decorator applied to definition Def: a call from the
+	// scope around Def (resolved as a call from Def's parent).
+	refDecorator
+	// refValue: the value of expression Object flows into variable Name
+	// (Name "<return>": Def returns it); see flow.go.
+	refValue
+	// refArg: an argument passed to a call: Object is the callee
+	// expression, Name is "slot\x00argument" where slot is the 0-based
+	// position or the keyword.
+	refArg
+	// refImplicit: syntax that calls special methods of Object's class
+	// (Name is the keyword, operator or built-in: "for", "in", "len"...).
+	refImplicit
 )
+
+// argSep separates a refArg's slot from its argument expression.
+const argSep = "\x00"
 
 // returnHint is the variable name under which a function's result type is
 // recorded (from a return annotation or a returned constructor call).
@@ -152,6 +169,10 @@ const (
 	capFn
 	capGlobal
 	capLocal
+	capRefValue // a value flows into a name (see flow_python.go)
+	capRefDecor // a decorator applied: a call from the scope around the definition
+	capRefArg   // an argument of a call: @name the argument, @object the callee, @alias a keyword
+	capRefImpl  // an implicit call of a special method on @object, named by @name (see pyImplicit)
 )
 
 var roleNames = map[string]captureRole{
@@ -161,6 +182,7 @@ var roleNames = map[string]captureRole{
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
+	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg, "ref.implicit": capRefImpl,
 }
 
 // newExtractor compiles l's query into an extractor that owns it.
@@ -285,7 +307,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			caps = append(caps, cp)
 			switch cp.role {
 			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal:
+				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal,
+				capRefValue, capRefDecor, capRefArg, capRefImpl:
 				main = cp
 			}
 		}
@@ -332,6 +355,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			d.Hash = h.Sum64()
 			if e.lang.docComments {
 				d.Doc = leadingComment(src, main.start)
+				if d.Doc == "" && e.lang.family == "js" {
+					d.Doc = jsDocAbove(src, main.start)
+				}
 			}
 			fd.Defs = append(fd.Defs, d)
 		case capDocOwner:
@@ -342,10 +368,39 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			if nm, ok := get(capName); ok {
 				refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
 			}
-		case capRefCall, capRefUse, capRefInherit, capRefAssign:
+		case capRefImpl:
+			ob, ok := get(capObject)
+			if !ok {
+				continue
+			}
+			tok := implicitToken(src, main.start)
+			if nm, ok := get(capName); ok {
+				tok = text(nm)
+			}
+			if len(e.lang.implicit[tok]) == 0 {
+				continue
+			}
+			refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: li.line(ob.start)}, ob.start})
+		case capRefArg:
+			nm, ok1 := get(capName)
+			ob, ok2 := get(capObject)
+			if !ok1 || !ok2 {
+				continue
+			}
+			slot := ""
+			if kw, ok := get(capAlias); ok {
+				slot = text(kw)
+			} else if body, ok := get(capBody); ok && body.start < nm.start && int(nm.start) <= len(src) {
+				slot = strconv.Itoa(argIndex(src[body.start+1 : nm.start]))
+			}
+			if slot == "" {
+				continue
+			}
+			refs = append(refs, refAt{refRec{Kind: refArg, Name: slot + argSep + text(nm), Object: text(ob), Line: li.line(nm.start)}, nm.start})
+		case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
 			nm, ok := get(capName)
 			if !ok {
-				if main.role != capRefAssign {
+				if main.role != capRefAssign && main.role != capRefValue {
 					continue
 				}
 				// A function's result type: "<return>" in the function.
@@ -361,9 +416,16 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				r.Kind = refInherit
 			} else if main.role == capRefAssign {
 				r.Kind = refAssign
+			} else if main.role == capRefValue {
+				r.Kind = refValue
+			} else if main.role == capRefDecor {
+				r.Kind = refDecorator
 			}
 			if ob, ok := get(capObject); ok {
 				r.Object = text(ob)
+			}
+			if r.Kind == refAssign && e.lang.importFns[r.Object] {
+				continue // x = require("m") is an import, not a value
 			}
 			refs = append(refs, refAt{r, nm.start})
 		case capImport:
@@ -460,7 +522,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	used := e.used
 	for _, r := range refs {
 		switch r.r.Kind {
-		case refCall, refUse, refInherit:
+		case refCall, refUse, refInherit, refDecorator, refImplicit:
 			if r.r.Object == "" {
 				used[r.r.Name] = true
 			} else {
@@ -641,4 +703,51 @@ func reverseJoin(lines []string) string {
 		lines[i], lines[j] = lines[j], lines[i]
 	}
 	return strings.ToValidUTF8(cutUTF8(strings.Join(lines, "\n"), 2000), "\uFFFD")
+}
+
+// argIndex counts the top-level commas in b, the text of an argument list
+// from after its "(" to an argument: the argument's 0-based position. A
+// starred argument before it makes the position unknowable (-1).
+func argIndex(b []byte) int {
+	depth, n := 0, 0
+	fresh := true // nothing but spaces since the last top-level comma
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			n++
+			fresh = true
+			continue
+		case (c == '*' || c == '.') && depth == 0 && fresh:
+			return -1 // *args, ...spread: later positions are unknown
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		fresh = false
+	}
+	return n
+}
+
+// implicitToken is the keyword a statement-level @ref.implicit capture
+// starts with ("with", "raise"), for patterns without a @name.
+func implicitToken(src []byte, start uint32) string {
+	for _, kw := range []string{"raise", "with"} {
+		if int(start)+len(kw) <= len(src) && string(src[start:int(start)+len(kw)]) == kw {
+			return kw
+		}
+	}
+	return ""
 }

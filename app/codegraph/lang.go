@@ -65,6 +65,8 @@ type language struct {
 	stdlib func(module string) bool
 	// qualSep separates the module key from definition names in qualified names.
 	qualSep string
+	// implicit maps @ref.implicit tokens to the special methods they call.
+	implicit map[string][]string
 }
 
 // registry lists the supported languages. Adding a language is one file with a

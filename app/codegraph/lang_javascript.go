@@ -29,6 +29,22 @@ const jsCommonQuery = `
 (variable_declarator name: (identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 
+(variable_declarator name: (identifier) @name value: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name value: (await_expression (call_expression function: [(identifier) (member_expression)] @object))) @ref.assign
+(variable_declarator name: (identifier) @name value: [(identifier) (member_expression) (this)] @object) @ref.value
+(assignment_expression left: (identifier) @name right: [(identifier) (member_expression)] @object) @ref.value
+(assignment_expression left: (identifier) @name right: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(assignment_expression left: (identifier) @name right: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: [(identifier) (member_expression)] @object) @ref.value
+(assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name right: (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(return_statement [(identifier) (member_expression) (this)] @object) @ref.value
+(return_statement (call_expression function: [(identifier) (member_expression)] @object)) @ref.assign
+(return_statement (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(identifier) (member_expression)] @name) @body) @ref.arg
+(call_expression function: (super) @name) @ref.call
+(call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
+(new_expression constructor: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
+
 (import_statement (import_clause (identifier) @alias @default) source: (string) @module) @import
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
 (import_statement (import_clause (namespace_import (identifier) @alias)) source: (string) @module) @import
@@ -47,6 +63,7 @@ const jsCommonQuery = `
 
 const jsQuery = jsCommonQuery + `
 (formal_parameters (identifier) @name) @local
+(field_definition property: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
 (class_heritage (identifier) @name) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
@@ -63,6 +80,19 @@ const tsQuery = jsCommonQuery + `
 (implements_clause (type_identifier) @name) @ref.inherit
 (extends_type_clause type: (type_identifier) @name) @ref.inherit
 (type_annotation (type_identifier) @name) @ref.use
+(required_parameter pattern: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(required_parameter pattern: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(optional_parameter pattern: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(optional_parameter pattern: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(public_field_definition name: (property_identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(public_field_definition name: (property_identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(public_field_definition name: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(function_declaration return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(function_declaration return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(method_definition return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(method_definition return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (export_statement "default" (class_declaration name: (type_identifier) @name)) @export.default
 `
 
@@ -168,3 +198,36 @@ var nodeBuiltins = setOf(`assert async_hooks buffer child_process cluster consol
 diagnostics_channel dns domain events fs http http2 https inspector module net os path perf_hooks process
 punycode querystring readline repl stream string_decoder sys timers tls trace_events tty url util v8 vm
 wasi worker_threads zlib test`)
+
+// jsDocAbove returns a /** … */ block with @param, @returns or @type tags
+// separated from the definition at start by blank lines only (JSDoc still
+// applies there).
+func jsDocAbove(src []byte, start uint32) string {
+	ls := int(start)
+	for ls > 0 && src[ls-1] != '\n' {
+		ls--
+	}
+	end := ls
+	for end > 0 {
+		ps := end - 1
+		for ps > 0 && src[ps-1] != '\n' {
+			ps--
+		}
+		line := strings.TrimSpace(string(src[ps : end-1]))
+		if line == "" {
+			end = ps
+			continue
+		}
+		if !strings.HasSuffix(line, "*/") {
+			return ""
+		}
+		// The block ends on this line: read it as if it were right above,
+		// when it documents parameters or a result (not a file header).
+		doc := leadingComment(src, uint32(end))
+		if strings.Contains(doc, "@param") || strings.Contains(doc, "@return") || strings.Contains(doc, "@type") {
+			return doc
+		}
+		return ""
+	}
+	return ""
+}

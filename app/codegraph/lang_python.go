@@ -44,6 +44,31 @@ const pythonQuery = `
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
+(assignment left: (identifier) @name right: [(identifier) (attribute)] @object) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(identifier) (attribute)] @object) @ref.value
+(assignment left: (identifier) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
+(call function: [(identifier) (attribute)] @object arguments: (argument_list [(identifier) (attribute)] @name) @body) @ref.arg
+(call function: [(identifier) (attribute)] @object arguments: (argument_list (keyword_argument name: (identifier) @alias value: [(identifier) (attribute)] @name))) @ref.arg
+(assignment left: (pattern_list . (identifier) @name) right: (expression_list . [(identifier) (attribute)] @object)) @ref.value
+(assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
+(default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
+(typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
+(return_statement [(identifier) (attribute)] @object) @ref.value
+(return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
+(with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
+(for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
+(with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
+(raise_statement [(identifier) (attribute)] @object) @ref.implicit
+(comparison_operator "in" @name . [(identifier) (attribute)] @object) @ref.implicit
+(subscript value: [(identifier) (attribute)] @object "[" @name) @ref.implicit
+(assignment left: (subscript value: [(identifier) (attribute)] @object) "=" @name) @ref.implicit
+(delete_statement "del" @name (subscript value: [(identifier) (attribute)] @object)) @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute)] @object .)) @ref.implicit
+(decorator (identifier) @name) @ref.decorator
+(decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
+
 (module (expression_statement (assignment left: (identifier) @name)) @global)
 
 (assignment left: (identifier) @name) @local
@@ -87,6 +112,7 @@ func newPython() *language {
 		packageName: pyPackageName,
 		stdlib:      func(module string) bool { return pyStdlib[topModule(module)] },
 		qualSep:     ".",
+		implicit:    pyImplicit,
 	}
 }
 
@@ -232,3 +258,15 @@ syslog tabnanny tarfile telnetlib tempfile termios textwrap this threading time 
 token tokenize tomllib trace traceback tracemalloc tty turtle turtledemo types typing unicodedata
 unittest urllib uu uuid venv warnings wave weakref webbrowser winreg winsound wsgiref xdrlib xml
 xmlrpc zipapp zipfile zipimport zlib zoneinfo`)
+
+// pyImplicit maps what a @ref.implicit capture names (a keyword, an
+// operator, a built-in function) to the special methods it calls on its
+// operand's class. "with" and "raise" have no @name: the pattern's first
+// word stands in (see implicitToken).
+var pyImplicit = map[string][]string{
+	"for": {"__iter__", "__next__"}, "with": {"__enter__", "__exit__"}, "raise": {"__init__"},
+	"in": {"__contains__"}, "[": {"__getitem__"}, "=": {"__setitem__"}, "del": {"__delitem__"},
+	"len": {"__len__"}, "str": {"__str__"}, "repr": {"__repr__"}, "iter": {"__iter__"},
+	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
+	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
+}

@@ -1,0 +1,402 @@
+package codegraph
+
+import (
+	"strings"
+)
+
+// The value-flow layer (Python and JS/TS): an assignment graph whose nodes
+// are names (variables, parameters, self.attributes, class attributes,
+// function results) and whose edges come from assignments, defaults and
+// returns recorded by extraction (refValue: the value of an expression;
+// refAssign: the result of calling an expression, or an annotated type).
+// It is solved on demand, memoised per file and bounded in depth, when a
+// call cannot be bound by name: the abstract values a callee expression can
+// hold are definitions (functions, methods, classes as values) and instances
+// of classes. What other files can read (module-level names, class
+// attributes, results) is part of a file's interface hash, so an edit to it
+// re-resolves the importers as any interface change does.
+
+// flowEval evaluates expressions for the references of one file.
+type flowEval struct {
+	b    *builder
+	fb   *fileBuild // the file whose references are resolved
+	memo map[flowMemoKey][]flowVal
+	// extra are types learnt while resolving fb: the parameters of a
+	// callback typed by the callee's declared parameter (JS/TS).
+	extra map[hintKey][]flowSrcIn
+	// calledWith indexes fb's own arguments by the callee they are passed
+	// to (built on first use); params memoises parameter values.
+	calledWith map[string][]refRec
+	params     map[hintKey][]flowVal
+	stores     map[refRec]bool // subscripts written or deleted (not read)
+}
+
+// flowSrcIn is a flow source evaluated in another file.
+type flowSrcIn struct {
+	fb  *fileBuild
+	src flowSrc
+}
+
+type flowMemoKey struct {
+	fb    *fileBuild
+	scope int32
+	expr  string
+	call  bool
+}
+
+// maxFlowDepth bounds the chain of names followed for one expression.
+const maxFlowDepth = 10
+
+func newFlowEval(b *builder, fb *fileBuild) *flowEval {
+	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}}
+}
+
+// src evaluates one flow source.
+func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
+	mk := flowMemoKey{fb, s.scope, s.expr, s.call}
+	if v, ok := fe.memo[mk]; ok {
+		return v
+	}
+	fe.memo[mk] = nil // a cycle evaluates to nothing more
+	var out []flowVal
+	if s.call {
+		out = fe.callResult(fe.expr(fb, s.scope, s.expr, depth+1), depth+1)
+	} else {
+		out = fe.expr(fb, s.scope, s.expr, depth+1)
+	}
+	fe.memo[mk] = out
+	return out
+}
+
+// srcs evaluates every source of a variable.
+func (fe *flowEval) srcs(fb *fileBuild, ss []flowSrc, depth int) []flowVal {
+	var out []flowVal
+	for _, s := range ss {
+		out = addVals(out, fe.src(fb, s, depth)...)
+	}
+	return out
+}
+
+func addVals(out []flowVal, vs ...flowVal) []flowVal {
+	for _, v := range vs {
+		dup := false
+		for _, o := range out {
+			if o == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// expr returns the values expression e (a dotted name, optionally called:
+// "f()", "a.b()") can hold in scope of fb.
+func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flowVal {
+	if depth > maxFlowDepth {
+		return nil
+	}
+	e = dropCallArgs(strings.TrimSpace(e))
+	if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
+		e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
+		if !strings.Contains(e, "(") {
+			e += "()"
+		}
+	}
+	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
+		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
+			if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: e[i+2:], Object: e[:i+1], Def: scope}, 0); out == outResolved {
+				return []flowVal{{id: id}}
+			}
+		}
+		return nil
+	}
+	if strings.HasSuffix(e, "()") {
+		return fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+	}
+	if i := strings.LastIndex(e, ")."); i > 0 && isDottedIdent(e[i+2:]) {
+		// a.f().b: an attribute of a call's result.
+		var out []flowVal
+		for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
+			for _, seg := range []string{e[i+2:]} {
+				out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+			}
+		}
+		return out
+	}
+	if !isDottedIdent(e) {
+		return nil
+	}
+	obj, name := "", e
+	if i := strings.LastIndex(e, "."); i > 0 {
+		obj, name = e[:i], e[i+1:]
+	}
+	if obj == "" {
+		return fe.name(fb, scope, name, depth)
+	}
+	if obj == "super" && fb.lang.family == "js" {
+		obj = "super()" // super.m() in JS/TS is Python's super().m()
+		if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+			return []flowVal{{id: id}}
+		}
+		return nil
+	}
+	// Modules, classes and self members first, as calls are bound.
+	if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+		return []flowVal{{id: id}}
+	}
+	if t, ok := fe.module(fb, scope, obj); ok {
+		// A module-level variable of a project module.
+		return fe.srcs(t, t.flow[hintKey{scope: -1, name: name}], depth)
+	}
+	var out []flowVal
+	for _, v := range fe.expr(fb, scope, obj, depth+1) {
+		out = addVals(out, fe.attr(v, name, depth+1)...)
+	}
+	return out
+}
+
+// module returns the project file of module expression obj ("pkg.mod").
+func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, bool) {
+	segs := strings.Split(obj, ".")
+	bd, ok := fb.lookupName(segs[0], scope)
+	if !ok || bd.kind != bModule {
+		return nil, false
+	}
+	key := bd.mod
+	fam := fb.lang.family
+	for _, s := range segs[1:] {
+		next := key + "." + s
+		if _, ok := fe.b.modules[modKey(fam, next)]; ok {
+			key = next
+			continue
+		}
+		mb, ok := fe.b.moduleScope(fam, key, s)
+		if !ok || mb.kind != bModule {
+			return nil, false
+		}
+		key = mb.mod
+	}
+	fs := fe.b.modules[modKey(fam, key)]
+	if len(fs) == 0 {
+		return nil, false
+	}
+	return fs[0], true
+}
+
+// name returns the values of a bare name seen in scope.
+func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []flowVal {
+	if depth > maxFlowDepth {
+		return nil
+	}
+	if name == "super" && fb.lang.family == "js" {
+		// super(...) in a constructor: the base class's constructor.
+		cls, ok := fe.b.enclosingClass(fb, scope)
+		if !ok {
+			return nil
+		}
+		// The extends clause comes first; the rest are implemented interfaces.
+		if bs := fe.b.bases[cls]; len(bs) > 0 {
+			return []flowVal{{id: bs[0]}}
+		}
+		return nil
+	}
+	if containsStr(fb.lang.selfNames, name) {
+		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
+			if name == "cls" {
+				return []flowVal{{id: cls}}
+			}
+			return []flowVal{{id: cls, inst: true}}
+		}
+	}
+	for d := scope; ; d = fb.fd.Defs[d].Parent {
+		// A class body is not an enclosing scope of the functions inside it.
+		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
+			continue
+		}
+		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
+			return []flowVal{{id: fb.ids[i]}}
+		}
+		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
+			var out []flowVal
+			for _, x := range xs {
+				out = addVals(out, fe.src(x.fb, x.src, depth)...)
+			}
+			return out
+		}
+		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
+			return fe.srcs(fb, ss, depth)
+		}
+		if d < 0 {
+			break
+		}
+		if fb.locals[nestKey{d, name}] {
+			if fb == fe.fb && fb.facts != nil && containsStr(fb.facts.params[d], name) {
+				return fe.paramValues(fb, d, name, depth)
+			}
+			return nil // a local nothing is known about
+		}
+	}
+	if bd, ok := fb.scope[name]; ok {
+		if bd.kind == bDef {
+			return []flowVal{{id: bd.id}}
+		}
+		if bd.kind != bExternal {
+			return nil
+		}
+	}
+	// A module-level variable imported from another project module.
+	for _, im := range fb.fd.Imports {
+		local := im.Alias
+		if local == "" {
+			local = im.Name
+		}
+		if local != name || im.Name == "" || im.Wildcard {
+			continue
+		}
+		_, targets := fe.b.lookupModule(fb, im.Module)
+		if len(targets) == 0 || targets[0] == fb {
+			return nil
+		}
+		// Its module-level value, or a name it imports in turn (__init__.py).
+		return fe.name(targets[0], -1, im.Name, depth+1)
+	}
+	return nil
+}
+
+// attr returns the values of attribute name of value v.
+func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
+	n := fe.b.nodeByID[v.id]
+	if n == nil || n.Kind != KindClass {
+		return nil
+	}
+	var out []flowVal
+	fe.b.walkMRO(v.id, func(c string) bool {
+		loc, ok := fe.b.defLoc[c]
+		if !ok {
+			return true
+		}
+		if id, ok := fe.b.members[c][name]; ok {
+			out = []flowVal{{id: id}}
+			return false
+		}
+		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
+			out = fe.srcs(loc.fb, ss, depth)
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// callResult returns what calling each value returns: a class gives an
+// instance, a function the values of its returns.
+func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
+	var out []flowVal
+	for _, v := range vs {
+		n := fe.b.nodeByID[v.id]
+		if n == nil {
+			continue
+		}
+		switch {
+		case v.inst:
+			if id, ok := fe.b.member(v.id, "__call__", false); ok {
+				out = addVals(out, fe.returns(id, depth)...)
+			}
+		case n.Kind == KindClass:
+			out = addVals(out, flowVal{id: v.id, inst: true})
+		case n.Kind == KindFunction || n.Kind == KindMethod:
+			out = addVals(out, fe.returns(v.id, depth)...)
+		}
+	}
+	return out
+}
+
+// returns evaluates the results recorded for function id.
+func (fe *flowEval) returns(id string, depth int) []flowVal {
+	loc, ok := fe.b.defLoc[id]
+	if !ok || depth > maxFlowDepth {
+		return nil
+	}
+	return fe.srcs(loc.fb, loc.fb.flow[hintKey{scope: loc.idx, name: returnHint}], depth)
+}
+
+// walkMRO visits class cls and its bases breadth first until fn says stop.
+func (b *builder) walkMRO(cls string, fn func(string) bool) {
+	seen := map[string]bool{cls: true}
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		if !fn(queue[i]) {
+			return
+		}
+		for _, base := range b.bases[queue[i]] {
+			if !seen[base] {
+				seen[base] = true
+				queue = append(queue, base)
+			}
+		}
+	}
+}
+
+// flowCallTargets returns the definitions a call the name rules could not
+// bind can reach through values: functions and methods held by variables,
+// attributes and results, classes (constructors) and callable instances.
+func (fe *flowEval) flowCallTargets(fb *fileBuild, r refRec) []string {
+	e := r.Name
+	if r.Object != "" {
+		e = r.Object + "." + r.Name
+	}
+	var out []string
+	for _, v := range fe.expr(fb, r.Def, e, 0) {
+		switch {
+		case v.inst:
+			if id, ok := fe.b.member(v.id, "__call__", false); ok && !containsStr(out, id) {
+				out = append(out, id)
+			}
+		default:
+			if n := fe.b.nodeByID[v.id]; n != nil && n.Kind != KindFile && n.Kind != KindPackage && !containsStr(out, v.id) {
+				out = append(out, v.id)
+			}
+		}
+	}
+	return out
+}
+
+// invertBases maps each class to its direct subclasses.
+func invertBases(bases map[string][]string) map[string][]string {
+	subs := map[string][]string{}
+	for c, bs := range bases {
+		for _, base := range bs {
+			subs[base] = append(subs[base], c)
+		}
+	}
+	return subs
+}
+
+// dispatchTargets returns the methods overriding target (a method of a
+// class) in the subclasses of cls, the receiver's static class.
+func (b *builder) dispatchTargets(cls, target string) []string {
+	tn := b.nodeByID[target]
+	if tn == nil || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{cls: true}
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		for _, s := range b.subs[queue[i]] {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			queue = append(queue, s)
+			if id, ok := b.members[s][tn.Name]; ok && id != target && !containsStr(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,234 @@
+package codegraph
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Per-file records of the value-flow layer (see flow.go): the flow table,
+// parameter uses, decorators, signatures.
+
+// flowSrc is one value flowing into a name: the expression text, the scope
+// (definition index, -1 for the module) it is evaluated in, and whether the
+// name holds the expression's value or the result of calling it.
+type flowSrc struct {
+	scope int32
+	expr  string
+	call  bool
+}
+
+// flowVal is an abstract value: a definition node, or an instance of a class.
+type flowVal struct {
+	id   string
+	inst bool
+}
+
+// flowFamilies are the language families the value-flow layer serves.
+func flowFamily(l *language) bool {
+	return l != nil && (l.family == "python" || l.family == "js")
+}
+
+// fillFlow builds fb's flow table from its refValue and refAssign records
+// and hashes its interface part (what other files read) with hs.
+func fillFlow(fb *fileBuild, hs func(...string)) {
+	if !flowFamily(fb.lang) {
+		return
+	}
+	fd := fb.fd
+	fillFacts(fb, hs)
+	if fb.lang.family == "js" {
+		fillJSDoc(fb, hs)
+	}
+	for _, r := range fd.Refs {
+		if r.Kind != refValue && r.Kind != refAssign {
+			continue
+		}
+		src := flowSrc{scope: r.Def, expr: r.Object, call: r.Kind == refAssign}
+		k, ok := flowKey(fb, r.Name, r.Def)
+		if !ok {
+			continue
+		}
+		if fb.flow == nil {
+			fb.flow = map[hintKey][]flowSrc{}
+		}
+		fb.flow[k] = append(fb.flow[k], src)
+		if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
+			hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
+				strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call))
+		}
+		// A class-body name (x = f, x: T) is also an attribute of the class.
+		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
+			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
+			fb.flow[ak] = append(fb.flow[ak], src)
+		}
+	}
+}
+
+// flowFacts are what a file's functions do with their parameters and which
+// decorators wrap them, for the call sites in other files.
+type flowFacts struct {
+	params map[int32][]string      // function → parameter names, in order
+	uses   map[int32][]paramUse    // function → calls through its parameters
+	decos  map[int32][]decoratorAt // function → its decorators
+}
+
+// paramUse is a call through a parameter: p() (member "") or p.member(),
+// made by definition caller (the function or one nested in it).
+type paramUse struct {
+	param, member string
+	caller        int32
+}
+
+// decoratorAt is a decorator expression and the scope it is evaluated in.
+type decoratorAt struct {
+	expr  string
+	scope int32
+}
+
+// fillFacts records parameter uses and decorators (hashed into the
+// interface: call sites in other files read them).
+func fillFacts(fb *fileBuild, hs func(...string)) {
+	fd := fb.fd
+	ff := &flowFacts{params: map[int32][]string{}, uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
+	for i, d := range fd.Defs {
+		if d.Kind == KindFunction || d.Kind == KindMethod {
+			if ps := sigParams(d.Sig, d.Name); len(ps) > 0 {
+				ff.params[int32(i)] = ps
+			}
+			if fb.lang.family == "js" {
+				hs("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
+			}
+		}
+	}
+	for _, r := range fd.Refs {
+		switch r.Kind {
+		case refDecorator:
+			if r.Def < 0 {
+				continue
+			}
+			e := r.Name
+			if r.Object != "" {
+				e = r.Object + "." + r.Name
+			}
+			ff.decos[r.Def] = append(ff.decos[r.Def], decoratorAt{e, fd.Defs[r.Def].Parent})
+			hs("deco", strconv.Itoa(int(r.Def)), e)
+		case refCall:
+			name, member := r.Name, ""
+			if r.Object != "" {
+				if !isDottedIdent(r.Object) || strings.Contains(r.Object, ".") {
+					continue
+				}
+				name, member = r.Object, r.Name
+			}
+			if containsStr(fb.lang.selfNames, name) {
+				continue // self.m(): the class hierarchy's business
+			}
+			if f := paramOwner(fb, ff, name, r.Def); f >= 0 {
+				u := paramUse{param: name, member: member, caller: r.Def}
+				if !containsUse(ff.uses[f], u) {
+					ff.uses[f] = append(ff.uses[f], u)
+					hs("use", strconv.Itoa(int(f)), name, member, strconv.Itoa(int(r.Def)))
+				}
+			}
+		}
+	}
+	fb.facts = ff
+}
+
+func containsUse(us []paramUse, u paramUse) bool {
+	for _, x := range us {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
+// paramOwner returns the function whose parameter name is, seen from def
+// (-1 when name is something else: a nested definition, a local).
+func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if d != def && fb.fd.Defs[d].Kind == KindClass {
+			continue
+		}
+		if _, ok := fb.nested[nestKey{d, name}]; ok {
+			return -1
+		}
+		if containsStr(ff.params[d], name) {
+			return d
+		}
+		if fb.locals[nestKey{d, name}] {
+			return -1
+		}
+	}
+	return -1
+}
+
+// sigParams returns the parameter names of a Python or JS/TS signature
+// ("def f(a, b=1, *args, c: int = 2)"); positional ones first, a "*" entry
+// marks where positions stop.
+func sigParams(sig, name string) []string {
+	i := strings.Index(sig, name+"(")
+	if i < 0 {
+		i = strings.IndexByte(sig, '(')
+		if i < 0 {
+			return nil
+		}
+	} else {
+		i += len(name)
+	}
+	depth, start := 0, i+1
+	var out []string
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if j := strings.IndexAny(p, ":="); j >= 0 {
+			p = strings.TrimSpace(p[:j])
+		}
+		p = strings.TrimSuffix(p, "?")
+		switch {
+		case p == "" || p == "/":
+		case strings.HasPrefix(p, "*") || strings.HasPrefix(p, "..."):
+			out = append(out, "*")
+		default:
+			out = append(out, p)
+		}
+	}
+	for j := i; j < len(sig); j++ {
+		switch sig[j] {
+		case '(', '[', '{', '<':
+			depth++
+		case '>':
+			if j > 0 && sig[j-1] != '=' {
+				depth--
+			}
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				add(sig[start:j])
+				return out
+			}
+		case ',':
+			if depth == 1 {
+				add(sig[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return out
+}
+
+// flowKey names the variable a record assigns: self.x in a method is the
+// attribute x of the enclosing class.
+func flowKey(fb *fileBuild, name string, def int32) (hintKey, bool) {
+	if obj, rest, ok := strings.Cut(name, "."); ok {
+		if !containsStr(fb.lang.selfNames, obj) || strings.Contains(rest, ".") {
+			return hintKey{}, false
+		}
+		ci := enclosingClassIdx(fb.fd, def)
+		if ci < 0 {
+			return hintKey{}, false
+		}
+		return hintKey{scope: ci, attr: true, name: "self." + rest}, true
+	}
+	return hintKey{scope: def, name: name}, true
+}

@@ -1,0 +1,582 @@
+package codegraph
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Edges from the value-flow layer (see flow.go): calls bound through values,
+// dispatches, arguments, implicit calls, JS/TS callback and JSDoc types.
+
+// resolveFlowRef adds what the value-flow layer knows about reference r of
+// fb to res, after (or instead of) the name rules: handled reports that r
+// needs nothing more.
+//
+//   - decorators: a call of the decorator from the scope around the definition;
+//   - a constructor call also calls __init__, found along the bases;
+//   - a method call on self or a typed receiver dispatches to the overrides
+//     in subclasses of the receiver's class;
+//   - a call the name rules could not bind is bound through values.
+func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, target string, out outcome, res *fileResult) (handled bool) {
+	if r.Kind != refCall && r.Kind != refDecorator {
+		return false
+	}
+	if r.Kind == refDecorator && r.Object != "" && out == outUnresolved &&
+		(r.Name == "setter" || r.Name == "getter" || r.Name == "deleter") {
+		return true // @prop.setter: a method of the built-in property
+	}
+	var targets []string
+	if out == outResolved {
+		targets = []string{target}
+	} else if out == outUnresolved {
+		targets = fe.flowCallTargets(fb, r)
+		for _, t := range targets {
+			res.addEdge(src, t, EdgeCalls, r.Line)
+		}
+		handled = len(targets) > 0
+	}
+	for _, t := range targets {
+		n := b.nodeByID[t]
+		if n == nil {
+			continue
+		}
+		if n.Kind == KindClass {
+			if init, ok := b.member(t, ctorName(fb.lang), false); ok {
+				res.addEdge(src, init, EdgeCalls, r.Line)
+			}
+		}
+		if r.Kind == refCall && (n.Kind == KindFunction || n.Kind == KindMethod) {
+			for _, w := range fe.wrappers(t) {
+				res.addEdge(src, w, EdgeCalls, r.Line)
+			}
+		}
+		if n.Kind != KindMethod || r.Object == "" || strings.HasPrefix(r.Object, "super(") {
+			continue
+		}
+		cls := n.Parent
+		if containsStr(fb.lang.selfNames, r.Object) {
+			if c, ok := b.enclosingClass(fb, r.Def); ok {
+				cls = c
+			}
+		}
+		for _, d := range b.dispatchTargets(cls, t) {
+			res.addEdge(src, d, EdgeDispatches, r.Line)
+		}
+	}
+	return handled
+}
+
+// flowDependents returns the project files fb imports directly: a changed
+// interface (say, a new override) can change the dispatch edges of its base
+// classes' files, which fb imports to name them.
+func (b *builder) flowDependents(fb *fileBuild) []*fileBuild {
+	if !flowFamily(fb.lang) {
+		return nil
+	}
+	var out []*fileBuild
+	for _, im := range fb.fd.Imports {
+		if _, ts := b.lookupModule(fb, im.Module); len(ts) > 0 && ts[0] != fb {
+			out = append(out, ts[0])
+		}
+	}
+	return out
+}
+
+// paramSlot names the parameter of callee (a definition node) that
+// argument slot (a position or a keyword) binds; shift skips self.
+func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, string, bool) {
+	loc, ok := b.defLoc[callee]
+	if !ok || loc.fb.facts == nil {
+		return loc, "", false
+	}
+	ps := loc.fb.facts.params[loc.idx]
+	if n, err := strconv.Atoi(slot); err == nil {
+		if n < 0 {
+			return loc, "", false
+		}
+		d := loc.fb.fd.Defs[loc.idx]
+		if bound && d.Kind == KindMethod && loc.fb.lang.family == "python" && !strings.Contains(d.Sig, "@staticmethod") {
+			n++
+		}
+		if n >= len(ps) || containsStr(ps[:n+1], "*") {
+			return loc, "", false
+		}
+		return loc, ps[n], true
+	}
+	return loc, slot, containsStr(ps, slot)
+}
+
+// resolveFlowArg binds a call through a parameter to the functions an
+// argument passes: for f(g) where f calls its parameter p(), an edge from
+// the caller inside f to g; for f(x) where f calls p.m(), an edge to the m of
+// x's class. The edge is made here, at the call site: this file's edits and
+// the interface of f's file (its paramUses) both re-resolve it.
+func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src string, res *fileResult) {
+	slot, arg, ok := strings.Cut(r.Name, argSep)
+	if !ok || arg == "" {
+		return
+	}
+	obj, name := "", r.Object
+	if i := strings.LastIndex(r.Object, "."); i > 0 {
+		obj, name = r.Object[:i], r.Object[i+1:]
+	}
+	cr := refRec{Kind: refCall, Name: name, Object: obj, Def: r.Def, Line: r.Line}
+	target, out := b.resolveRef(fb, fb.lang.family, cr, 0)
+	if strings.HasPrefix(arg, "(") {
+		if out == outUnresolved {
+			fe.typeCallback(fb, r, slot, arg, fe.flowCallTargets(fb, cr))
+		} else if out == outResolved {
+			fe.typeCallback(fb, r, slot, arg, []string{target})
+		}
+		return
+	}
+	var callees []string
+	switch out {
+	case outResolved:
+		callees = []string{target}
+	case outUnresolved:
+		callees = fe.flowCallTargets(fb, cr)
+	case outBuiltin, outExternal:
+		// A function handed to a built-in (map, filter, sorted's key) is
+		// called from the frame that hands it over. Not for other outside
+		// code: functools.partial, Thread(target=…) keep it for later.
+		if out == outBuiltin && fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+			for _, v := range fe.expr(fb, r.Def, arg, 0) {
+				if n := b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+					res.addEdge(src, v.id, EdgeCalls, r.Line)
+				}
+			}
+		}
+		return
+	}
+	var vals []flowVal
+	for _, c := range callees {
+		if n := b.nodeByID[c]; n != nil && n.Kind == KindClass {
+			init, ok := b.member(c, ctorName(fb.lang), false)
+			if !ok {
+				continue
+			}
+			c = init
+		}
+		loc, param, ok := b.paramSlot(c, slot, !b.unboundCall(fb, obj, r.Def))
+		if !ok {
+			continue
+		}
+		uses := loc.fb.facts.uses[loc.idx]
+		if len(uses) == 0 {
+			continue
+		}
+		if vals == nil {
+			vals = fe.expr(fb, r.Def, arg, 0)
+			if len(vals) == 0 {
+				return
+			}
+		}
+		for _, u := range uses {
+			if u.param != param {
+				continue
+			}
+			from := loc.fb.ids[u.caller]
+			for _, v := range vals {
+				n := b.nodeByID[v.id]
+				if n == nil {
+					continue
+				}
+				switch {
+				case u.member != "":
+					if n.Kind == KindClass {
+						if m, ok := b.member(v.id, u.member, false); ok {
+							res.addEdge(from, m, EdgeCalls, 0)
+						}
+					}
+				case v.inst:
+					if m, ok := b.member(v.id, "__call__", false); ok {
+						res.addEdge(from, m, EdgeCalls, 0)
+					}
+				case n.Kind == KindClass || n.Kind == KindFunction || n.Kind == KindMethod:
+					res.addEdge(from, v.id, EdgeCalls, 0)
+					if n.Kind == KindClass {
+						if m, ok := b.member(v.id, "__init__", false); ok {
+							res.addEdge(from, m, EdgeCalls, 0)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// wrappers returns the functions the decorators of function id return
+// (the wrapper a call of a decorated function really runs).
+func (fe *flowEval) wrappers(id string) []string {
+	loc, ok := fe.b.defLoc[id]
+	if !ok || loc.fb.facts == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range loc.fb.facts.decos[loc.idx] {
+		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
+			if n := fe.b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !containsStr(out, v.id) {
+				out = append(out, v.id)
+			}
+		}
+	}
+	return out
+}
+
+// resolveFlowExtra handles the references only the value-flow layer reads:
+// arguments (resolveFlowArg) and implicit special-method calls.
+func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src string, res *fileResult) {
+	if r.Kind == refArg {
+		b.resolveFlowArg(fe, fb, r, src, res)
+		return
+	}
+	dunders := fb.lang.implicit[r.Name]
+	if len(dunders) == 0 {
+		return
+	}
+	if r.Name == "[" {
+		// x[k] = v and del x[k] also match the plain subscript pattern.
+		if fe.stores == nil {
+			fe.stores = map[refRec]bool{}
+			for _, o := range fb.fd.Refs {
+				if o.Kind == refImplicit && (o.Name == "=" || o.Name == "del") {
+					fe.stores[refRec{Object: o.Object, Line: o.Line, Def: o.Def}] = true
+				}
+			}
+		}
+		if fe.stores[refRec{Object: r.Object, Line: r.Line, Def: r.Def}] {
+			return
+		}
+	}
+	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
+		n := b.nodeByID[v.id]
+		if n == nil || n.Kind != KindClass {
+			continue
+		}
+		if r.Name == "raise" {
+			if v.inst {
+				continue // re-raising an instance constructs nothing
+			}
+			res.addEdge(src, v.id, EdgeCalls, r.Line)
+		} else if !v.inst {
+			continue // special methods of the class object are its metaclass's
+		}
+		for _, d := range dunders {
+			m, ok := b.member(v.id, d, false)
+			if !ok {
+				continue
+			}
+			res.addEdge(src, m, EdgeCalls, r.Line)
+			cls := v.id
+			if r.Name == "raise" {
+				continue
+			}
+			for _, o := range b.dispatchTargets(cls, m) {
+				res.addEdge(src, o, EdgeDispatches, r.Line)
+			}
+		}
+	}
+}
+
+// attrPath follows a dotted attribute path from value v.
+func (fe *flowEval) attrPath(v flowVal, path string, depth int) []flowVal {
+	vs := []flowVal{v}
+	for _, seg := range strings.Split(path, ".") {
+		var next []flowVal
+		for _, x := range vs {
+			next = addVals(next, fe.attr(x, seg, depth)...)
+		}
+		vs = next
+	}
+	return vs
+}
+
+// dropCallArgs rewrites every parenthesised argument list in a callee chain
+// to "()": "a.f(x, g(y)).b" → "a.f().b". Text with unbalanced brackets or
+// anything but names, dots and calls comes back unchanged.
+func dropCallArgs(e string) string {
+	if !strings.Contains(e, "(") {
+		return e
+	}
+	var sb strings.Builder
+	depth := 0
+	for i := 0; i < len(e); i++ {
+		c := e[i]
+		switch {
+		case c == '(':
+			if depth == 0 {
+				sb.WriteString("()")
+			}
+			depth++
+		case c == ')':
+			depth--
+			if depth < 0 {
+				return e
+			}
+		case depth == 0:
+			sb.WriteByte(c)
+		}
+	}
+	if depth != 0 {
+		return e
+	}
+	return sb.String()
+}
+
+// ctorName is the method a constructor call runs.
+func ctorName(l *language) string {
+	if l.family == "js" {
+		return "constructor"
+	}
+	return "__init__"
+}
+
+// fillJSDoc records the types JSDoc gives a function's parameters
+// (@param {T} name) and result (@returns {T}).
+func fillJSDoc(fb *fileBuild, hs func(...string)) {
+	for i, d := range fb.fd.Defs {
+		if d.Doc == "" || !strings.Contains(d.Doc, "@") || (d.Kind != KindFunction && d.Kind != KindMethod) {
+			continue
+		}
+		for _, line := range strings.Split(d.Doc, "\n") {
+			line = strings.TrimSpace(line)
+			tag, rest, _ := strings.Cut(line, " ")
+			if tag != "@param" && tag != "@returns" && tag != "@return" && tag != "@type" {
+				continue
+			}
+			rest = strings.TrimSpace(rest)
+			if !strings.HasPrefix(rest, "{") {
+				continue
+			}
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			typ := strings.Trim(strings.TrimSpace(rest[1:end]), "!?")
+			if j := strings.IndexAny(typ, "|<[( "); j >= 0 {
+				typ = typ[:j]
+			}
+			if !isDottedIdent(typ) {
+				continue
+			}
+			name := returnHint
+			if tag == "@param" {
+				f := strings.Fields(rest[end+1:])
+				if len(f) == 0 {
+					continue
+				}
+				name = strings.Trim(f[0], "[]")
+				if k := strings.IndexByte(name, '='); k >= 0 {
+					name = name[:k]
+				}
+			}
+			if fb.flow == nil {
+				fb.flow = map[hintKey][]flowSrc{}
+			}
+			k := hintKey{scope: int32(i), name: name}
+			fb.flow[k] = append(fb.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
+			hs("jsdoc", strconv.Itoa(i), name, typ)
+		}
+	}
+}
+
+// typeCallback types the parameters of a callback passed at slot (its
+// parameter list is params, "(a, b)") from the function type the callee
+// declares for that parameter: operate((source, subscriber) => …) with
+// operate(init: (liftedSource: Observable<T>, subscriber: Subscriber<R>) => void).
+func (fe *flowEval) typeCallback(fb *fileBuild, r refRec, slot, params string, callees []string) {
+	n, err := strconv.Atoi(slot)
+	if err != nil || n < 0 {
+		return
+	}
+	names := sigParams(params, "")
+	for _, c := range callees {
+		if cn := fe.b.nodeByID[c]; cn != nil && cn.Kind == KindClass {
+			ctor, ok := fe.b.member(c, ctorName(fb.lang), false)
+			if !ok {
+				continue
+			}
+			c = ctor
+		}
+		loc, ok := fe.b.defLoc[c]
+		if !ok {
+			continue
+		}
+		d := loc.fb.fd.Defs[loc.idx]
+		types := sigParamTypes(d.Sig, d.Name)
+		if n >= len(types) {
+			continue
+		}
+		ftypes := sigParamTypes(types[n], "")
+		if !strings.HasPrefix(strings.TrimSpace(types[n]), "(") || len(ftypes) == 0 {
+			continue
+		}
+		// A "this" parameter of the function type takes no argument.
+		if ps := sigParams(types[n], ""); len(ps) > 0 && ps[0] == "this" {
+			ftypes = ftypes[1:]
+		}
+		for i, name := range names {
+			if i >= len(ftypes) || name == "*" || strings.ContainsAny(name, "{[") {
+				break
+			}
+			t := ftypes[i]
+			if j := strings.IndexAny(t, "<[|&"); j >= 0 {
+				t = t[:j]
+			}
+			t = strings.TrimSpace(t)
+			if !isDottedIdent(t) {
+				continue
+			}
+			if fe.extra == nil {
+				fe.extra = map[hintKey][]flowSrcIn{}
+			}
+			k := hintKey{scope: r.Def, name: name}
+			fe.extra[k] = append(fe.extra[k], flowSrcIn{loc.fb, flowSrc{scope: loc.idx, expr: t, call: true}})
+		}
+	}
+}
+
+// sigParamTypes returns the declared type text of each parameter of a
+// TypeScript signature ("" when none), in the order of sigParams.
+func sigParamTypes(sig, name string) []string {
+	i := strings.Index(sig, name+"(")
+	if i < 0 || name == "" {
+		i = strings.IndexByte(sig, '(')
+		if i < 0 {
+			return nil
+		}
+	} else {
+		i += len(name)
+	}
+	depth, start := 0, i+1
+	var out []string
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return
+		}
+		t := ""
+		if j := topLevelColon(p); j >= 0 {
+			t = strings.TrimSpace(p[j+1:])
+			if k := strings.LastIndex(t, "="); k >= 0 && !strings.Contains(t[k:], ">") {
+				t = strings.TrimSpace(t[:k])
+			}
+		}
+		out = append(out, t)
+	}
+	for j := i; j < len(sig); j++ {
+		switch sig[j] {
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				add(sig[start:j])
+				return out
+			}
+		case '>':
+			if j > 0 && sig[j-1] != '=' {
+				depth--
+			}
+		case ',':
+			if depth == 1 {
+				add(sig[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return out
+}
+
+// topLevelColon finds the ":" that starts a parameter's type annotation.
+func topLevelColon(p string) int {
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}', '>':
+			depth--
+		case ':':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// paramValues returns what the calls in the same file pass to parameter
+// name of function f. Only the file being resolved is read (its own edits
+// re-resolve it; call sites in other files would not).
+func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
+	k := hintKey{scope: f, name: name}
+	if v, ok := fe.params[k]; ok {
+		return v
+	}
+	if fe.params == nil {
+		fe.params = map[hintKey][]flowVal{}
+	}
+	fe.params[k] = nil
+	if fe.calledWith == nil {
+		fe.calledWith = map[string][]refRec{}
+		for _, r := range fb.fd.Refs {
+			if r.Kind != refArg {
+				continue
+			}
+			obj, cname := "", r.Object
+			if i := strings.LastIndex(r.Object, "."); i > 0 {
+				obj, cname = r.Object[:i], r.Object[i+1:]
+			}
+			id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, 0)
+			if out != outResolved {
+				continue
+			}
+			if n := fe.b.nodeByID[id]; n != nil && n.Kind == KindClass {
+				init, ok := fe.b.member(id, ctorName(fb.lang), false)
+				if !ok {
+					continue
+				}
+				id = init
+			}
+			if loc, ok := fe.b.defLoc[id]; ok && loc.fb == fb {
+				fe.calledWith[id] = append(fe.calledWith[id], r)
+			}
+		}
+	}
+	var out []flowVal
+	for _, r := range fe.calledWith[fb.ids[f]] {
+		slot, arg, ok := strings.Cut(r.Name, argSep)
+		if !ok || strings.HasPrefix(arg, "(") {
+			continue
+		}
+		obj := ""
+		if i := strings.LastIndex(r.Object, "."); i > 0 {
+			obj = r.Object[:i]
+		}
+		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.b.unboundCall(fb, obj, r.Def)); ok && p == name {
+			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
+		}
+	}
+	fe.params[k] = out
+	return out
+}
+
+// unboundCall reports a method called through its class (C.m(obj, x)): the
+// first argument is self, not the first declared parameter after it.
+func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
+	if obj == "" || !isDottedIdent(obj) || containsStr(fb.lang.selfNames, obj) {
+		return false
+	}
+	name, pre := obj, ""
+	if i := strings.LastIndex(obj, "."); i > 0 {
+		pre, name = obj[:i], obj[i+1:]
+	}
+	id, out := b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: pre, Def: def}, 0)
+	if out != outResolved {
+		return false
+	}
+	n := b.nodeByID[id]
+	return n != nil && n.Kind == KindClass
+}

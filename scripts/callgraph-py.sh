@@ -1,0 +1,52 @@
+#!/bin/sh
+# Python call-graph oracle: runs stdlib test suites under sys.setprofile
+# (scripts/callgraph-py/trace.py), indexes the same sources with CodeLoom
+# (scripts/callgraph-py/dump) and prints recall plus a precision sample
+# (scripts/callgraph-py/score.py).
+# Usage: scripts/callgraph-py.sh [-base COMMIT] [-misses N] [-sample N]
+#   -base COMMIT  measure the engine as of COMMIT (built from `git archive`)
+set -eu
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+base="" misses=0 sample=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-base) base=$2; shift 2 ;;
+	-misses) misses=$2; shift 2 ;;
+	-sample) sample=$2; shift 2 ;;
+	*) echo "usage: $0 [-base COMMIT] [-misses N] [-sample N]" >&2; exit 2 ;;
+	esac
+done
+PY=${PY:-$(ls -d /root/.pyenv/versions/3.11.*/bin/python3 2>/dev/null | head -1)}
+LIB=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "$base" ]; then
+	mkdir "$tmp/src"
+	git archive "$base" | tar -x -C "$tmp/src"
+	cp -r scripts/callgraph-py/dump "$tmp/src/scripts/callgraph-py/" 2>/dev/null || { mkdir -p "$tmp/src/scripts/callgraph-py"; cp -r scripts/callgraph-py/dump "$tmp/src/scripts/callgraph-py/"; }
+	(cd "$tmp/src" && go build -o "$tmp/dump" ./scripts/callgraph-py/dump)
+else
+	go build -o "$tmp/dump" ./scripts/callgraph-py/dump
+fi
+# name | sources (relative to the stdlib) | test modules
+while IFS='|' read -r name srcs tests; do
+	[ -n "$name" ] || continue
+	proj="$tmp/proj-$name"
+	mkdir -p "$proj"
+	abs=""
+	for s in $(echo "$srcs" | tr ',' ' '); do
+		cp -r "$LIB/$s" "$proj/"
+		abs="$abs${abs:+,}$LIB/$s"
+	done
+	find "$proj" -name __pycache__ -prune -exec rm -rf {} +
+	(cd "$tmp" && "$PY" "$repo/scripts/callgraph-py/trace.py" "$abs" "$tmp/$name.pairs.json" $tests 2>/dev/null)
+	"$tmp/dump" "$proj" > "$tmp/$name.graph.json"
+	echo "== $name ($srcs; $tests)"
+	"$PY" scripts/callgraph-py/score.py "$tmp/$name.graph.json" "$tmp/$name.pairs.json" "$proj" -misses "$misses" -sample "$sample"
+done <<'LIST'
+json|json|test.test_json
+email|email|test.test_email
+argparse|argparse.py|test.test_argparse
+configparser|configparser.py|test.test_configparser
+LIST
