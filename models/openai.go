@@ -15,6 +15,13 @@ import (
 	"time"
 )
 
+// Why hand-written and not github.com/openai/openai-go: measured (see
+// BENCHMARKS.md, "Model servers and stores"), the official SDK adds 18.6 MB
+// to a stripped binary (this client: under 1 MB with the whole package), still
+// needs the caller to detect a stream cut without [DONE], and knows none of
+// the llama-server/Ollama endpoints (/props, /tokenize, /api/show) that
+// budgeting needs. llama.cpp's extras (grammar) are plain fields here.
+
 // OpenAI is an Engine backed by an OpenAI-compatible HTTP server (llama.cpp's
 // llama-server, Ollama, vLLM, …): /v1/chat/completions with streaming and
 // /v1/embeddings. It is off by default; CodeLoom never needs a network.
