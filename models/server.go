@@ -109,6 +109,9 @@ func (o *OpenAI) Probe(ctx context.Context) error {
 		o.Model = info.Models[0]
 	}
 	if info.Kind == ServerOllama {
+		if !contains(info.Models, o.Model) && !contains(info.Models, o.Model+":latest") {
+			return fmt.Errorf("connect to %s: Ollama has no model %q (it has: %s; `ollama pull %s` fetches it)", o.BaseURL, o.Model, strings.Join(info.Models, ", "), o.Model)
+		}
 		info.ContextLength, info.ContextFrom = o.ollamaContext(ctx)
 	}
 	o.Server = info
@@ -268,4 +271,13 @@ func grammarLiterals(g string) []string {
 		out = append(out, m[1])
 	}
 	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
 }

@@ -68,6 +68,9 @@ func TestOllamaStandIn(t *testing.T) {
 	if _, err := models.Connect(ctx, srv2.URL, "", ""); err == nil || !strings.Contains(err.Error(), "someuser/tiny:v1") {
 		t.Fatalf("two models, none chosen: %v", err)
 	}
+	if _, err := models.Connect(ctx, srv2.URL, "", "other:7b"); err == nil || !strings.Contains(err.Error(), "ollama pull other:7b") {
+		t.Fatalf("a model Ollama does not have: %v", err)
+	}
 	o2, err := models.Connect(ctx, srv2.URL, "", "someuser/tiny:v1")
 	if err != nil || o2.ContextLength() != 8192 {
 		t.Fatalf("num_ctx: %v %+v", err, o2)
