@@ -92,7 +92,7 @@ func runTask(ctx context.Context, env Env, args []string) int {
 	fs.SetOutput(env.Stderr)
 	yes := fs.Bool("yes", false, "answer yes to apply/run/confirm questions without asking (each one is still printed and recorded)")
 	maxFix := fs.Int("max-fix", 0, "fix attempts before asking for guidance (default: policy's max_fix_attempts, 4)")
-	modelPath := fs.String("model", "", "GGUF model file to load in-process (llama.cpp)")
+	modelPath := fs.String("model", "", modelFlagHelp)
 	endpoint := fs.String("endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8080")
 	endpointModel := fs.String("endpoint-model", "", "model name sent to --endpoint")
 	var apiKey string
