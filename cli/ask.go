@@ -5,85 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	"codeloom/app/memory"
 	"codeloom/app/retrieval"
 	"codeloom/models"
-	"codeloom/models/llamacpp"
 )
-
-// modelFlags are the model choices shared by ask and search.
-type modelFlags struct {
-	path, endpoint, endpointModel, apiKey string
-	ctxLen, threads                       int
-	verbose                               bool
-}
-
-func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "model", "", "GGUF model file to run in-process (llama.cpp)")
-	fs.StringVar(&m.endpoint, "endpoint", "", "OpenAI-compatible server, e.g. http://127.0.0.1:8080")
-	fs.StringVar(&m.endpointModel, "endpoint-model", "", "model name sent to --endpoint")
-	fs.StringVar(&m.apiKey, "api-key", "", "bearer token for --endpoint (default: $OPENAI_API_KEY)")
-	fs.IntVar(&m.ctxLen, "ctx", 0, "context length for --model (default: the model's, at most 4096)")
-	fs.IntVar(&m.threads, "threads", 0, "CPU threads for --model (default: all)")
-	fs.BoolVar(&m.verbose, "v", false, "show llama.cpp's log")
-}
-
-func (m *modelFlags) check(env Env, cmd string) int {
-	if m.path != "" && m.endpoint != "" {
-		fmt.Fprintf(env.Stderr, "codeloom %s: choose one of --model and --endpoint\n", cmd)
-		return ExitUsage
-	}
-	return ExitOK
-}
-
-// open returns the chosen engine (nil when none was chosen) and its closer.
-func (m *modelFlags) open(ctx context.Context, env Env) (models.Engine, func(), error) {
-	switch {
-	case m.endpoint != "":
-		o := models.NewOpenAI(m.endpoint, m.endpointModel)
-		o.APIKey = m.apiKey
-		if o.APIKey == "" {
-			o.APIKey = os.Getenv("OPENAI_API_KEY")
-		}
-		return o, func() {}, nil
-	case m.path != "":
-		start := time.Now()
-		e, err := llamacpp.Load(ctx, m.path, llamacpp.Options{ContextLength: m.ctxLen, Threads: m.threads})
-		if err != nil {
-			return nil, nil, err
-		}
-		info := e.Info()
-		fmt.Fprintf(env.Stderr, "model %s (%s, %s, %s params) loaded in %s, chat format %s\n",
-			info.Name, info.Architecture, info.FileType, humanCount(info.Parameters), time.Since(start).Round(time.Millisecond), e.ChatFormat().Name)
-		return e, func() { e.Close() }, nil
-	}
-	return nil, func() {}, nil
-}
-
-// id names the engine's embedding space for the embedding cache.
-func (m *modelFlags) id(e models.Engine) string {
-	if m.endpoint != "" {
-		return "endpoint:" + m.endpoint + "/" + m.endpointModel
-	}
-	if ip, ok := e.(models.InfoProvider); ok {
-		i := ip.Info()
-		return fmt.Sprintf("gguf:%s:%d:%d", i.Name, i.Size, i.Parameters)
-	}
-	return "model"
-}
-
-// name names the engine's model for records: the model's own name, else
-// the endpoint.
-func (m *modelFlags) name(e models.Engine) string {
-	if ip, ok := e.(models.InfoProvider); ok && ip.Info().Name != "" {
-		return ip.Info().Name
-	}
-	return m.endpoint
-}
 
 // quietNativeLogs raises the default logger to warnings (llama.cpp logs
 // through it at info level) unless verbose; the returned func restores it.
@@ -112,8 +40,8 @@ const askSystemPrompt = "You are CodeLoom, an assistant that answers questions a
 	"Use the project code given below; cite the files and lines you rely on as path:line. " +
 	"If the code does not answer the question, say so."
 
-// runAsk implements `codeloom ask DIR "question" [--model PATH | --endpoint
-// URL] [--max-tokens N]`: retrieves the relevant code, then streams the
+// runAsk implements `codeloom ask DIR "question" [--model PATH|NAME|URL |
+// --endpoint URL] [--api-key K] [--max-tokens N]`: retrieves the relevant code, then streams the
 // model's answer to stdout (progress and sources go to stderr).
 func runAsk(ctx context.Context, env Env, args []string) int {
 	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
@@ -127,7 +55,7 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	var mf modelFlags
 	mf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: codeloom ask DIR "question" [--model PATH | --endpoint URL] [--max-tokens N] [--budget N] [--embed]`)
+		fmt.Fprintln(env.Stderr, `usage: codeloom ask DIR "question" [--model PATH|NAME|URL | --endpoint URL] [--api-key K] [--max-tokens N] [--budget N] [--embed]`)
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -148,10 +76,6 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	if code := mf.check(env, "ask"); code != ExitOK {
 		return code
 	}
-	if mf.path == "" && mf.endpoint == "" {
-		fmt.Fprintln(env.Stderr, "codeloom ask: need a model: --model FILE.gguf or --endpoint URL (GGUF files found on this machine are listed by the GUI's model picker)")
-		return ExitUsage
-	}
 	if *maxTokens <= 0 {
 		fmt.Fprintln(env.Stderr, "codeloom ask: --max-tokens must be positive")
 		return ExitUsage
@@ -165,6 +89,10 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 		return ExitFailure
 	}
 	defer closeEngine()
+	if engine == nil {
+		fmt.Fprintln(env.Stderr, "codeloom ask: need a model: --model FILE.gguf or a name `codeloom models` lists, --endpoint URL, or a server in $OPENAI_BASE_URL or $OLLAMA_HOST")
+		return ExitUsage
+	}
 	ix, store, closeIx, err := openIndex(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom ask: %v\n", err)
@@ -172,16 +100,11 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	}
 	defer closeIx()
 	copts := retrieval.ContextOptions{Budget: *budget, Count: func(s string) int { return models.CountTokens(engine, s) }}
-	if e, ok := engine.(*llamacpp.Engine); ok {
+	if n := models.ContextLength(engine); n > 0 {
 		// what is left of the context after the answer and the prompt's frame
-		frame, err := e.Prompt(askMessages(question, nil))
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "codeloom ask: %v\n", err)
-			return ExitFailure
-		}
-		avail := e.ContextLength() - *maxTokens - e.CountTokens(frame) - 16
+		avail := n - *maxTokens - models.PromptTokens(engine, askMessages(question, nil)) - 16
 		if avail < 64 {
-			fmt.Fprintf(env.Stderr, "codeloom ask: the context of %d tokens has no room for code next to the question and --max-tokens %d (use --ctx or a smaller --max-tokens)\n", e.ContextLength(), *maxTokens)
+			fmt.Fprintf(env.Stderr, "codeloom ask: the context of %d tokens has no room for code next to the question and --max-tokens %d (use --ctx, a server with a larger context, or a smaller --max-tokens)\n", n, *maxTokens)
 			return ExitUsage
 		}
 		if copts.Budget <= 0 || copts.Budget > avail {
@@ -192,11 +115,14 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 		copts.Budget = 2048
 	}
 	if *embed {
-		if err := embedNodes(ctx, env, ix, engine, mf.id(engine), store); err != nil {
+		if err := embedNodes(ctx, env, ix, engine, mf.id(engine), store); embedFallback(ctx, err) {
+			fmt.Fprintf(env.Stderr, "note: no embeddings (%v): lexical search only\n", err)
+		} else if err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom ask: %v\n", err)
 			return ExitFailure
+		} else {
+			copts.Embedder = engine
 		}
-		copts.Embedder = engine
 	}
 	cctx, err := ix.Context(ctx, question, copts)
 	if err != nil {
@@ -220,7 +146,9 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	fmt.Fprintln(env.Stdout)
 	took := time.Since(start)
 	outcome := "ok"
-	if err != nil {
+	if models.IsIncomplete(err) {
+		outcome = "incomplete: " + err.Error()
+	} else if err != nil {
 		outcome = "error: " + err.Error()
 	}
 	if _, rerr := store.AddExchange(memory.Exchange{Session: "cli-ask", Role: "ask", Prompt: user, Answer: answer, Model: mf.name(engine), Duration: took}); rerr != nil {
@@ -228,6 +156,11 @@ func runAsk(ctx context.Context, env Env, args []string) int {
 	}
 	if _, rerr := store.LogActivity(memory.Activity{Module: "models", Action: "ask", Outcome: outcome, Detail: question, Duration: took}); rerr != nil {
 		slog.Warn("record activity", "err", rerr)
+	}
+	if models.IsIncomplete(err) {
+		// ask only shows the answer: it is kept, and said to be incomplete
+		fmt.Fprintf(env.Stderr, "note: the answer above is incomplete: %v (raise --max-tokens)\n", err)
+		return ExitOK
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom ask: %v\n", err)

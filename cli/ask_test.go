@@ -157,7 +157,7 @@ func TestModelsCLI(t *testing.T) {
 	if code := runModels(context.Background(), env, []string{extra}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "codeloom-tiny") || !strings.Contains(out.String(), "llama") || !strings.Contains(out.String(), "unusable: ") {
+	if !strings.Contains(out.String(), "tiny  ") || !strings.Contains(out.String(), "llama") || !strings.Contains(out.String(), "unusable: ") {
 		t.Fatalf("listing:\n%s", out.String())
 	}
 	out.Reset()

@@ -32,7 +32,7 @@ func runSearch(ctx context.Context, env Env, args []string) int {
 	var mf modelFlags
 	mf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: codeloom search DIR "query" [--json] [--limit N] [--model PATH | --endpoint URL]`)
+		fmt.Fprintln(env.Stderr, `usage: codeloom search DIR "query" [--json] [--limit N] [--model PATH|NAME|URL | --endpoint URL] [--api-key K]`)
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -73,11 +73,16 @@ func runSearch(ctx context.Context, env Env, args []string) int {
 	defer closeIx()
 	var emb retrieval.Embedder
 	if engine != nil {
-		if err := embedNodes(ctx, env, ix, engine, mf.id(engine), store); err != nil {
+		if err := embedNodes(ctx, env, ix, engine, mf.id(engine), store); embedFallback(ctx, err) {
+			// a chat-only server (llama-server without --embeddings) still
+			// has lexical search
+			fmt.Fprintf(env.Stderr, "note: the model cannot embed (%v): lexical search only\n", err)
+		} else if err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom search: %v\n", err)
 			return ExitFailure
+		} else {
+			emb = engine
 		}
-		emb = engine
 	}
 	res, err := ix.Search(ctx, query, emb, *limit)
 	if err != nil {

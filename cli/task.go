@@ -18,7 +18,6 @@ import (
 	"codeloom/app/patch"
 	"codeloom/app/pipeline"
 	"codeloom/models"
-	"codeloom/models/llamacpp"
 	"codeloom/runtime"
 )
 
@@ -108,9 +107,11 @@ func runTask(ctx context.Context, env Env, args []string) int {
 	fs.SetOutput(env.Stderr)
 	yes := fs.Bool("yes", false, "answer yes to apply/run/confirm questions without asking (each one is still printed and recorded)")
 	maxFix := fs.Int("max-fix", 0, "fix attempts before asking for guidance (default: policy's max_fix_attempts, 4)")
-	modelPath := fs.String("model", "", "GGUF model file to load in-process (llama.cpp)")
+	modelPath := fs.String("model", "", modelFlagHelp)
 	endpoint := fs.String("endpoint", "", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8080")
 	endpointModel := fs.String("endpoint-model", "", "model name sent to --endpoint")
+	var apiKey string
+	RegisterAPIKeyFlag(fs, &apiKey)
 	script := fs.String("script", "", "file of canned model answers (see ScriptSeparator) instead of a model")
 	kind := fs.String("kind", "", "skip classification: run, edit, create, debug or explain")
 	asJSON := fs.Bool("json", false, "print the outcome as JSON on stdout (progress goes to stderr)")
@@ -167,21 +168,19 @@ func runTask(ctx context.Context, env Env, args []string) int {
 		}
 		engine = models.NewScripted(answers...)
 		modelName = "script:" + *script
-	case *endpoint != "":
-		engine = models.NewOpenAI(*endpoint, *endpointModel)
-		modelName = *endpoint
-	case *modelPath != "":
-		fmt.Fprintf(progress, "loading %s …\n", *modelPath)
-		e, err := llamacpp.Load(ctx, *modelPath, llamacpp.Options{ContextLength: *ctxLen})
+	default:
+		// one model source for every command (models.ResolveSource): a
+		// GGUF file, a store name, a server, or a server from the environment
+		e, name, closeModel, err := openTaskModel(ctx, progress, modelFlags{path: *modelPath, endpoint: *endpoint, endpointModel: *endpointModel, apiKey: apiKey, ctxLen: *ctxLen})
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom task: %v\n", err)
 			return ExitFailure
 		}
-		defer e.Close()
-		engine = e
-		modelName = e.Info().Name
-	default:
-		fmt.Fprintln(progress, "no model given (--model, --endpoint or --script): you will pick the request kind; edits need a model")
+		defer closeModel()
+		engine, modelName = e, name
+		if engine == nil {
+			fmt.Fprintln(progress, "no model given (--model, --endpoint or --script): you will pick the request kind; edits need a model")
+		}
 	}
 
 	store, err := memory.OpenProject(dir)

@@ -93,3 +93,26 @@ func CountTokens(e Engine, text string) int {
 func EstimateTokens(text string) int {
 	return (len(text) + 3) / 4
 }
+
+// ContextLength is e's context in tokens when it knows it (an in-process
+// model, a probed server), else 0.
+func ContextLength(e Engine) int {
+	if cl, ok := e.(interface{ ContextLength() int }); ok {
+		return cl.ContextLength()
+	}
+	return 0
+}
+
+// PromptTokens counts the tokens msgs take as a prompt of e: rendered with
+// its chat template when it has one, else their text plus an allowance for
+// the template's markers.
+func PromptTokens(e Engine, msgs []Message) int {
+	if pc, ok := e.(interface{ PromptTokens([]Message) int }); ok {
+		return pc.PromptTokens(msgs)
+	}
+	n := 0
+	for _, m := range msgs {
+		n += CountTokens(e, m.Content) + templateAllowance
+	}
+	return n + templateAllowance
+}

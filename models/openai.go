@@ -7,12 +7,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 )
+
+// Why hand-written and not github.com/openai/openai-go: measured (see
+// BENCHMARKS.md, "Model servers and stores"), the official SDK adds 18.6 MB
+// to a stripped binary (this client: under 1 MB with the whole package), still
+// needs the caller to detect a stream cut without [DONE], and knows none of
+// the llama-server/Ollama endpoints (/props, /tokenize, /api/show) that
+// budgeting needs. llama.cpp's extras (grammar) are plain fields here.
 
 // OpenAI is an Engine backed by an OpenAI-compatible HTTP server (llama.cpp's
 // llama-server, Ollama, vLLM, …): /v1/chat/completions with streaming and
@@ -33,6 +41,9 @@ type OpenAI struct {
 	ConnectTimeout time.Duration
 	// IdleTimeout bounds the silence between streamed chunks (default 60 s).
 	IdleTimeout time.Duration
+	// Server describes the server, as Probe found it. The zero value (not
+	// probed) sends every request as is, without a context budget.
+	Server ServerInfo
 }
 
 // NewOpenAI returns a client for the server at baseURL.
@@ -42,8 +53,11 @@ func NewOpenAI(baseURL, model string) *OpenAI {
 
 // Info describes the remote model.
 func (o *OpenAI) Info() ModelInfo {
-	return ModelInfo{Name: o.Model, Path: o.BaseURL, Source: "endpoint"}
+	return ModelInfo{Name: o.Model, Path: o.BaseURL, Source: "endpoint", ContextLength: o.Server.ContextLength}
 }
+
+// ContextLength is the server's context in tokens (0 when unknown).
+func (o *OpenAI) ContextLength() int { return o.Server.ContextLength }
 
 func (o *OpenAI) url(path string) string {
 	base := strings.TrimRight(o.BaseURL, "/")
@@ -102,6 +116,12 @@ func (o *OpenAI) post(ctx context.Context, path string, body any) (*http.Respons
 		if json.Unmarshal(msg, &e) == nil && e.Error.Message != "" {
 			text = e.Error.Message
 		}
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			return nil, nil, fmt.Errorf("%s: HTTP %d: %s: %w", o.url(path), resp.StatusCode, text, ErrNeedsKey)
+		case resp.StatusCode == http.StatusBadRequest && o.Model == "" && strings.Contains(strings.ToLower(text), "model"):
+			return nil, nil, fmt.Errorf("%s: HTTP %d: %s (name the server's model with --endpoint-model; GET /v1/models lists them)", o.url(path), resp.StatusCode, text)
+		}
 		return nil, nil, fmt.Errorf("%s: HTTP %d: %s", o.url(path), resp.StatusCode, text)
 	}
 	return resp, cancel, nil
@@ -119,11 +139,17 @@ type chatRequest struct {
 	RepeatPenalty  float32   `json:"repeat_penalty,omitempty"`
 	Seed           *int      `json:"seed,omitempty"`
 	Stop           []string  `json:"stop,omitempty"`
-	Grammar        string    `json:"grammar,omitempty"`
+	Grammar        string    `json:"grammar,omitempty"` // llama.cpp's extra field
 	ResponseFormat any       `json:"response_format,omitempty"`
 }
 
-// Generate implements Engine with a streamed chat completion.
+// Generate implements Engine with a streamed chat completion. When the
+// server was probed (Probe, Connect) the prompt is budgeted against its
+// context: a prompt that does not fit fails with ErrPromptTooLong instead of
+// being cut by the server, and the answer's token limit is lowered to what
+// is left. An answer the server ends for its token limit (finish_reason
+// "length"), or a stream that stops before "[DONE]" without a finish
+// reason, is returned with an *IncompleteError.
 func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, onToken func(string)) (string, error) {
 	req := chatRequest{
 		Model: o.Model, Messages: msgs, Stream: true, MaxTokens: opts.MaxTokens,
@@ -134,19 +160,72 @@ func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, 
 		seed := opts.Seed
 		req.Seed = &seed
 	}
-	if opts.JSONSchema != "" {
-		var schema any
-		if err := json.Unmarshal([]byte(opts.JSONSchema), &schema); err != nil {
+	schema := opts.JSONSchema
+	unquote := false // the answer is a JSON string standing for a grammar's literal
+	if opts.Grammar != "" && o.Server.Kind != "" && !o.Server.Grammar {
+		// servers without GBNF (Ollama) drop the field silently: a choice
+		// between literals becomes a JSON-schema enum, anything else is
+		// sent unconstrained (and said so in the log)
+		req.Grammar = ""
+		if lits := grammarLiterals(opts.Grammar); lits != nil && schema == "" {
+			b, _ := json.Marshal(map[string]any{"type": "string", "enum": lits})
+			schema, unquote = string(b), true
+		} else {
+			slog.Warn("the server does not support grammars: generating unconstrained", "server", o.BaseURL)
+		}
+	}
+	if schema != "" {
+		var v any
+		if err := json.Unmarshal([]byte(schema), &v); err != nil {
 			return "", fmt.Errorf("generate: invalid JSON schema: %w", err)
 		}
-		req.ResponseFormat = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "answer", "schema": schema, "strict": true}}
+		req.ResponseFormat = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "answer", "schema": v, "strict": true}}
 	}
+	limit, err := o.budget(ctx, msgs, opts.MaxTokens)
+	if err != nil {
+		return "", fmt.Errorf("generate: %w", err)
+	}
+	req.MaxTokens = limit
 	resp, cancel, err := o.post(ctx, "/chat/completions", req)
 	if err != nil {
 		return "", fmt.Errorf("generate: %w", err)
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	text, err := o.readStream(ctx, resp.Body, cancel, onToken, limit)
+	if unquote {
+		var s string
+		if json.Unmarshal([]byte(strings.TrimSpace(text)), &s) == nil {
+			text = s
+		}
+	}
+	return text, err
+}
+
+// budget checks msgs against the server's context (when known) and returns
+// the answer's token limit: maxTokens, lowered to what the context leaves.
+func (o *OpenAI) budget(ctx context.Context, msgs []Message, maxTokens int) (int, error) {
+	n := o.Server.ContextLength
+	if n <= 0 {
+		return maxTokens, nil
+	}
+	prompt := o.PromptTokens(msgs)
+	if prompt+minAnswerTokens > n {
+		return 0, fmt.Errorf("%w: about %d tokens, and the server's context is %d tokens (%s); "+
+			"ask with less code (--budget) or start the server with a larger context", ErrPromptTooLong, prompt, n, o.Server.ContextFrom)
+	}
+	if maxTokens <= 0 || prompt+maxTokens > n {
+		maxTokens = n - prompt
+	}
+	return maxTokens, nil
+}
+
+// minAnswerTokens is the least room an answer needs next to the prompt.
+const minAnswerTokens = 16
+
+// readStream reads a server-sent-events chat stream, calling onToken with
+// each piece, and says whether the answer ended normally.
+func (o *OpenAI) readStream(ctx context.Context, body io.Reader, cancel context.CancelFunc, onToken func(string), limit int) (string, error) {
 	idle := o.IdleTimeout
 	if idle <= 0 {
 		idle = 60 * time.Second
@@ -156,7 +235,14 @@ func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, 
 	defer timer.Stop()
 
 	var out strings.Builder
-	sc := bufio.NewScanner(resp.Body)
+	finish := ""
+	ended := func() (string, error) {
+		if finish == "length" {
+			return out.String(), fmt.Errorf("generate: %w", &IncompleteError{Reason: IncompleteLength, Limit: limit})
+		}
+		return out.String(), nil
+	}
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
 		timer.Reset(idle)
@@ -166,7 +252,7 @@ func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, 
 		}
 		data := strings.TrimSpace(strings.TrimPrefix(line, "data:"))
 		if data == "[DONE]" {
-			return out.String(), nil
+			return ended()
 		}
 		var chunk struct {
 			Choices []struct {
@@ -196,9 +282,12 @@ func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, 
 					onToken(piece)
 				}
 			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				finish = *c.FinishReason
+			}
 		}
 	}
-	err = sc.Err()
+	err := sc.Err()
 	switch {
 	case ctx.Err() != nil:
 		return out.String(), fmt.Errorf("generate: %w", ctx.Err())
@@ -206,9 +295,14 @@ func (o *OpenAI) Generate(ctx context.Context, msgs []Message, opts GenOptions, 
 		return out.String(), fmt.Errorf("generate: server silent for %s", idle)
 	case err != nil:
 		return out.String(), fmt.Errorf("generate: reading stream: %w", err)
+	case finish == "":
+		// the stream stopped without [DONE] and without saying why: the
+		// server or the connection died mid-answer
+		return out.String(), fmt.Errorf("generate: %w", &IncompleteError{Reason: IncompleteStream})
 	}
-	// a server that closes without [DONE] has still answered
-	return out.String(), nil
+	// a finish reason was given: a server that then closes without [DONE]
+	// has still answered
+	return ended()
 }
 
 // Embed implements Engine with /v1/embeddings; vectors are L2-normalised.

@@ -31,6 +31,7 @@ func (p *bottomPanes) buildModelRow() {
 	p.modelSel = widget.NewSelect(nil, nil)
 	p.modelSel.PlaceHolder = "Choose a GGUF model…"
 	browse := widget.NewButtonWithIcon("", theme.FolderOpenIcon(), p.browseModel)
+	server := widget.NewButtonWithIcon("Server…", theme.ComputerIcon(), p.serverDialog)
 	p.loadBtn = widget.NewButtonWithIcon("Load", theme.UploadIcon(), func() {
 		if path := p.modelPath[p.modelSel.Selected]; path != "" {
 			w.LoadModel(path)
@@ -46,7 +47,7 @@ func (p *bottomPanes) buildModelRow() {
 		p.loadBtn.Disable()
 		p.modelInfo.SetText(p.modelInfo.Text + " (model loading is not available in this build)")
 	}
-	left := container.NewBorder(nil, nil, widget.NewLabel("Model"), browse, p.modelSel)
+	left := container.NewBorder(nil, nil, widget.NewLabel("Model"), container.NewHBox(browse, server), p.modelSel)
 	p.modelRow = container.NewBorder(nil, nil, nil, container.NewHBox(p.loadBtn, container.NewGridWrap(fyne.NewSize(120, 30), p.loadBar), p.modelInfo), left)
 	go p.discoverModels()
 }
@@ -106,49 +107,106 @@ func (p *bottomPanes) browseModel() {
 	d.Show()
 }
 
-// LoadModel loads the GGUF file at path in the background with a progress
-// bar; the previous model is unloaded once the new one is ready.
-func (w *Workbench) LoadModel(path string) {
-	if w.opts.LoadModel == nil {
-		return
-	}
+// serverDialog asks for a model server (URL, API key, model name; the URL
+// and key default to $OPENAI_BASE_URL/$OLLAMA_HOST and $OPENAI_API_KEY) and
+// connects to it instead of loading a GGUF in process.
+func (p *bottomPanes) serverDialog() {
+	def, _ := models.ResolveSource(context.Background(), models.SourceRequest{}) // the environment's server, if any
+	urlEntry := widget.NewEntry()
+	urlEntry.SetPlaceHolder("http://127.0.0.1:8080 (llama-server) or localhost:11434 (Ollama)")
+	urlEntry.SetText(def.URL)
+	keyEntry := widget.NewPasswordEntry()
+	keyEntry.SetPlaceHolder("API key (if the server needs one)")
+	keyEntry.SetText(def.APIKey)
+	modelEntry := widget.NewEntry()
+	modelEntry.SetPlaceHolder("model name (empty: the only one the server has)")
+	form := []*widget.FormItem{widget.NewFormItem("Server", urlEntry), widget.NewFormItem("API key", keyEntry), widget.NewFormItem("Model", modelEntry)}
+	d := dialog.NewForm("Use a model server", "Connect", "Cancel", form, func(ok bool) {
+		if ok && strings.TrimSpace(urlEntry.Text) != "" {
+			p.w.useModel(models.SourceRequest{Endpoint: urlEntry.Text, APIKey: keyEntry.Text, EndpointModel: strings.TrimSpace(modelEntry.Text)})
+		}
+	}, p.w.win)
+	d.Resize(fyne.NewSize(560, 260))
+	d.Show()
+}
+
+// LoadModel loads the model spec names — a GGUF file, a name `codeloom
+// models` lists, or a server URL (see models.ResolveSource) — in the
+// background with a progress bar; the previous model is unloaded once the
+// new one is ready, and kept when it fails.
+func (w *Workbench) LoadModel(spec string) {
 	p := w.panes
 	// A model given by path (CODELOOM_MODEL, a browse) is shown as the choice.
-	if label := filepath.Base(path); p.modelPath[label] != path {
-		p.modelPath[label] = path
+	if label := filepath.Base(spec); p.modelPath[label] != spec {
+		p.modelPath[label] = spec
 		p.refreshModelOptions()
 		p.modelSel.SetSelected(label)
 	}
+	w.useModel(models.SourceRequest{Model: spec})
+}
+
+// useModel resolves req and loads (or connects to) its model in the
+// background. Behaviour lives in models; this only shows progress.
+func (w *Workbench) useModel(req models.SourceRequest) {
+	p := w.panes
+	prevInfo := p.modelInfo.Text
 	p.loadBtn.Disable()
 	p.loadBar.SetValue(0)
 	p.loadBar.Show()
-	p.modelInfo.SetText("Loading " + filepath.Base(path) + "…")
+	p.modelInfo.SetText("Loading " + filepath.Base(req.Model+req.Endpoint) + "…")
 	load := w.opts.LoadModel
 	go func() {
+		ctx := context.Background()
 		var last time.Time
-		eng, unload, err := load(context.Background(), path, func(f float32) {
-			if time.Since(last) < 100*time.Millisecond && f < 1 {
-				return
+		var eng models.Engine
+		var unload func()
+		src, err := models.ResolveSource(ctx, req)
+		switch {
+		case err != nil:
+		case src.IsServer():
+			var o *models.OpenAI
+			if o, err = models.Connect(ctx, src.URL, src.APIKey, src.Model); err == nil {
+				eng, unload = o, func() {}
 			}
-			last = time.Now()
-			w.do(func() { p.loadBar.SetValue(float64(f)) })
-		})
+		case src.Path != "" && load == nil:
+			err = fmt.Errorf("loading GGUF models is not available in this build: use a model server")
+		case src.Path != "":
+			eng, unload, err = load(ctx, src.Path, func(f float32) {
+				if time.Since(last) < 100*time.Millisecond && f < 1 {
+					return
+				}
+				last = time.Now()
+				w.do(func() { p.loadBar.SetValue(float64(f)) })
+			})
+		default:
+			err = fmt.Errorf("no model given")
+		}
 		w.do(func() {
 			p.loadBar.Hide()
-			p.loadBtn.Enable()
+			if load != nil {
+				p.loadBtn.Enable()
+			}
 			if err != nil {
-				p.modelInfo.SetText("No model loaded")
-				w.showError("Could not load the model", err, "Choose another GGUF file (a chat model that fits in memory).")
+				// a failed load keeps the model that was working
+				p.modelInfo.SetText(prevInfo)
+				w.showError("Could not load the model", err, "Choose another GGUF file (a chat model that fits in memory), or check the server's address, key and model name.")
 				return
 			}
 			if w.unload != nil {
 				w.unload()
 			}
-			w.engine, w.unload, w.model = eng, unload, filepath.Base(path)
+			w.engine, w.unload, w.model = eng, unload, src.Name
+			if src.Name == src.Path {
+				w.model = filepath.Base(src.Path)
+			}
 			info := w.model
 			if ip, ok := eng.(models.InfoProvider); ok {
 				mi := ip.Info()
 				info = fmt.Sprintf("%s (%s, %s, ctx %d)", mi.Name, mi.Architecture, mi.FileType, mi.ContextLength)
+				if o, ok := eng.(*models.OpenAI); ok {
+					info = fmt.Sprintf("%s on %s (%s, ctx %d)", o.Model, o.BaseURL, o.Server.Kind, mi.ContextLength)
+					w.model = o.Model
+				}
 			}
 			p.modelInfo.SetText("Model: " + info)
 			p.answer.SetText("Model ready. Ask about the selected code, or describe a change and press Task.")

@@ -70,10 +70,19 @@ func (p *Pipeline) propose(ctx context.Context, role, tmpl string, st *cycleStat
 	}
 	for try := 0; ; try++ {
 		ans, err := p.generate(ctx, role, msgs, models.GenOptions{MaxTokens: p.maxTokens()})
+		var perr error
+		if models.IsIncomplete(err) {
+			// a cut-off answer is never applied: it is re-asked like any
+			// unusable answer, and fails the attempt when re-asks run out
+			perr, err = fmt.Errorf("%w: answer again with only the edit blocks, shorter", err), nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		pt, perr := patch.Parse(ans)
+		var pt *patch.Patch
+		if perr == nil {
+			pt, perr = patch.Parse(ans)
+		}
 		var cs *patch.Changeset
 		if perr == nil {
 			cs, perr = p.dryRun(ctx, pt)

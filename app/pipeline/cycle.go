@@ -190,6 +190,9 @@ func (p *Pipeline) plan(ctx context.Context, request string, st *cycleState) (*P
 		return nil, err
 	}
 	ans, err := p.generate(ctx, RoleArchitect, msgs, models.GenOptions{MaxTokens: 768, JSONSchema: planSchema})
+	if models.IsIncomplete(err) {
+		return &Plan{Steps: []PlanStep{{Objective: request}}, Note: "the architect's plan was cut off (" + err.Error() + "); using the request as the only step"}, nil
+	}
 	if err != nil {
 		return &Plan{}, err
 	}

@@ -240,6 +240,20 @@ func (e *Engine) Prompt(msgs []models.Message) (string, error) {
 	return e.format.Render(msgs)
 }
 
+// PromptTokens counts the tokens of msgs rendered with the model's chat
+// template.
+func (e *Engine) PromptTokens(msgs []models.Message) int {
+	prompt, err := e.format.Render(msgs)
+	if err != nil {
+		n := 0
+		for _, m := range msgs {
+			n += e.CountTokens(m.Content) + 8
+		}
+		return n
+	}
+	return e.CountTokens(prompt)
+}
+
 // Generate implements models.Engine.
 func (e *Engine) Generate(ctx context.Context, msgs []models.Message, opts models.GenOptions, onToken func(string)) (string, error) {
 	prompt, err := e.format.Render(msgs)
@@ -336,7 +350,15 @@ func (e *Engine) complete(ctx context.Context, prompt string, opts models.GenOpt
 	defer func() { st.GenTime = time.Since(t1) }()
 	out := newStream(opts.Stop, onToken)
 	pos := len(toks)
-	for n := 0; n < maxTok && pos < e.ctxLen; n++ {
+	for n := 0; ; n++ {
+		if n >= maxTok || pos >= e.ctxLen {
+			// the model did not end its answer: it is cut off
+			cut := &models.IncompleteError{Reason: models.IncompleteLength, Limit: maxTok}
+			if n < maxTok {
+				cut = &models.IncompleteError{Reason: models.IncompleteContext, Limit: n}
+			}
+			return out.flush(), fmt.Errorf("generate: %w", cut)
+		}
 		if err := e.stopped(ctx); err != nil {
 			return out.flush(), fmt.Errorf("generate: %w", err)
 		}
