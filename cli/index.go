@@ -61,7 +61,7 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 		writeIndexSummary(env.Stdout, p.Report())
 		if *verbose {
 			for _, u := range g.Stats().UnresolvedSample {
-				fmt.Fprintf(env.Stdout, "  unresolved %s %s at %s:%d\n", u.Kind, u.Name, u.Path, u.Line)
+				fmt.Fprintf(env.Stdout, "  unresolved %s %s at %s:%d\n", u.Kind, u.Name, quoteName(u.Path), u.Line)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func checkDir(env Env, cmd, dir string) int {
 func writeIndexSummary(w io.Writer, r codegraph.Report) {
 	s := r.Stats
 	fmt.Fprintf(w, "indexed %s in %s: %d files, %d lines, %.1f MB (%d parsed, %d from cache)\n",
-		r.Root, r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached)
+		quoteName(r.Root), r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached)
 	fmt.Fprintf(w, "files by language:%s\n", fmtCounts(s.FilesByLanguage))
 	nk := map[string]int{}
 	for k, v := range s.NodesByKind {
@@ -114,7 +114,7 @@ func writeIndexSummary(w io.Writer, r codegraph.Report) {
 		if pr.Skipped {
 			tag = "skipped"
 		}
-		fmt.Fprintf(w, "  %s %s: %s\n", tag, pr.Path, pr.Reason)
+		fmt.Fprintf(w, "  %s %s: %s\n", tag, quoteName(pr.Path), pr.Reason)
 	}
 	if r.CacheErr != "" {
 		fmt.Fprintf(w, "cache: %s\n", r.CacheErr)

@@ -323,6 +323,7 @@ func (p *Project) fillProblemsLocked() {
 	p.report.Problems = p.report.Problems[:0]
 	p.report.Skipped = 0
 	for _, pr := range p.problems {
+		pr.PathB64 = rawPathB64(pr.Path)
 		p.report.Problems = append(p.report.Problems, pr)
 		if pr.Skipped {
 			p.report.Skipped++
@@ -331,16 +332,27 @@ func (p *Project) fillProblemsLocked() {
 	sort.Slice(p.report.Problems, func(i, j int) bool { return p.report.Problems[i].Path < p.report.Problems[j].Path })
 }
 
+// maxDotEnv caps the size of the .env file read for slices' environment.
+const maxDotEnv = 1 << 20
+
 // buildLocked builds a graph from the current files.
 func (p *Project) buildLocked() *Graph {
 	env := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(p.root, ".env")); err == nil {
+	delete(p.problems, ".env")
+	b, err := readProjectFile(filepath.Join(p.root, ".env"), maxDotEnv)
+	switch {
+	case err == nil:
 		env = parseDotEnv(b)
+	case !errors.Is(err, fs.ErrNotExist):
+		p.problems[".env"] = Problem{Path: ".env", Reason: readReason(err) + " (its values are not used)", Skipped: true}
+		p.log.Warn("codegraph .env skipped", "root", p.root, "err", err)
 	}
 	if p.b == nil {
 		p.b = newBuilder(p.root, p.byName)
 	}
-	return p.b.build(p.files, p.info, env)
+	g := p.b.build(p.files, p.info, env)
+	markRawPaths(g, p.files)
+	return g
 }
 
 // process reads and parses jobs with opts.Workers goroutines.
@@ -417,13 +429,9 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 	if c != nil && c.Size == wf.size && c.ModTime == wf.modTime && c.Lang == langName(wf.lang) {
 		return result{fd: c, problem: cachedProblem(c)}, nil
 	}
-	src, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(wf.rel)))
+	src, err := readProjectFile(filepath.Join(p.root, filepath.FromSlash(wf.rel)), p.opts.MaxFileSize)
 	if err != nil {
-		reason := "unreadable: " + errReason(err)
-		if errors.Is(err, fs.ErrNotExist) {
-			reason = "deleted during the index"
-		}
-		return result{problem: &Problem{Path: wf.rel, Reason: reason, Skipped: true}}, nil
+		return result{problem: &Problem{Path: wf.rel, Reason: readReason(err), Skipped: true}}, nil
 	}
 	if int64(len(src)) > p.opts.MaxFileSize {
 		return result{problem: &Problem{Path: wf.rel, Reason: fmt.Sprintf("too big: %d bytes (limit %d)", len(src), p.opts.MaxFileSize), Skipped: true}}, nil
@@ -640,7 +648,7 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 		return wf, false, true
 	}
 	if name == "go.mod" {
-		if b, err := os.ReadFile(abs); err == nil {
+		if b, err := readProjectFile(abs, p.opts.MaxFileSize); err == nil {
 			if m := goModulePath(b); m != "" {
 				p.info.goModules[relDir(rel)] = m
 			}

@@ -41,6 +41,15 @@ extern TSQueryCursor *ts_query_cursor_new(void);
 extern void ts_query_cursor_delete(TSQueryCursor *);
 extern void ts_query_cursor_exec(TSQueryCursor *, const TSQuery *, TSNode);
 extern bool ts_query_cursor_next_match(TSQueryCursor *, TSQueryMatch *);
+extern void ts_query_cursor_set_max_start_depth(TSQueryCursor *, uint32_t);
+extern uint32_t ts_node_descendant_count(TSNode);
+typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
+extern TSTreeCursor ts_tree_cursor_new(TSNode);
+extern void ts_tree_cursor_delete(TSTreeCursor *);
+extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
+extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
+extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
+extern bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 
 typedef struct {
 	uint32_t *data;
@@ -61,9 +70,76 @@ static int cl_push(cl_result *r, uint32_t v) {
 	return 1;
 }
 
+// CL_BAND is how many levels of the tree one query pass starts matches in.
+//
+// A tree-sitter query cursor keeps an in-progress state for every pattern
+// started at every ancestor of the node it visits, and looks at each of them
+// at every node: on deeply nested code (f(f(f(...))) 10,000 levels deep) that
+// is quadratic. So a pass starts matches only in CL_BAND levels
+// (ts_query_cursor_set_max_start_depth) and the nodes just below the band
+// get passes of their own, which keeps the states per node bounded and the
+// whole run linear. A pattern started inside a band still finishes below it
+// (the cursor descends as far as its steps need), and one that starts just
+// below it is found by the next pass: no match is lost or found twice. A
+// file no deeper than the band (every ordinary file) gets one pass, exactly
+// as before.
+#define CL_BAND 96
+
+typedef struct {
+	TSNode *data;
+	size_t len, cap;
+} cl_nodes;
+
+static int cl_nodes_push(cl_nodes *s, TSNode n) {
+	if (s->len == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 64;
+		TSNode *nd = realloc(s->data, nc * sizeof(TSNode));
+		if (!nd) return 0;
+		s->data = nd;
+		s->cap = nc;
+	}
+	s->data[s->len++] = n;
+	return 1;
+}
+
+// cl_below_band appends to out the visible descendants of n exactly band+1
+// levels below it (none when band is UINT32_MAX, one unbounded pass). A subtree with fewer descendants than the levels still to
+// go cannot reach that depth and is not entered, so on ordinary code this
+// looks at a handful of nodes near the top of the tree.
+static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
+	if (band == UINT32_MAX) return 1;
+	const uint32_t want = band + 1;
+	if (ts_node_descendant_count(n) <= want) return 1;
+	TSTreeCursor tc = ts_tree_cursor_new(n);
+	uint32_t depth = 0;
+	int ok = 1;
+	for (;;) {
+		TSNode cur = ts_tree_cursor_current_node(&tc);
+		int descend = 0;
+		if (depth == want) {
+			if (!cl_nodes_push(out, cur)) { ok = 0; break; }
+		} else if (ts_node_descendant_count(cur) - 1 >= want - depth) {
+			descend = 1;
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&tc)) {
+			depth++;
+			continue;
+		}
+		while (depth > 0 && !ts_tree_cursor_goto_next_sibling(&tc)) {
+			ts_tree_cursor_goto_parent(&tc);
+			depth--;
+		}
+		if (depth == 0) break;
+	}
+	ts_tree_cursor_delete(&tc);
+	return ok;
+}
+
 // cl_run parses src and runs q over the tree, returning every match as
 // [pattern, capture count, (capture id, start byte, end byte)...]: one C call
-// per file instead of several per captured node.
+// per file instead of several per captured node. Matches come in document
+// order within each band (see CL_BAND); the bands of a deep file follow one
+// another.
 // The result buffer r is reused from call to call (its data grows and is
 // kept), so large files do not cost a fresh allocation each time.
 //
@@ -71,7 +147,7 @@ static int cl_push(cl_result *r, uint32_t v) {
 // edited with ts_tree_edit: tree-sitter then re-parses incrementally, reusing
 // the unchanged subtrees. When keep is set the new tree is returned (the
 // caller owns it) instead of being deleted.
-static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep) {
+static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep, uint32_t band) {
 	r->len = 0;
 	r->has_error = 0;
 	r->ok = 0;
@@ -83,16 +159,24 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 	TSNode root = ts_tree_root_node(t);
 	r->has_error = ts_node_has_error(root);
 	r->ok = 1;
-	ts_query_cursor_exec(c, q, root);
-	TSQueryMatch m;
-	while (ts_query_cursor_next_match(c, &m)) {
-		if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
-		for (uint16_t i = 0; i < m.capture_count; i++) {
-			TSNode nd = m.captures[i].node;
-			if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+	ts_query_cursor_set_max_start_depth(c, band);
+	cl_nodes todo = {0};
+	if (!cl_nodes_push(&todo, root)) r->ok = -1;
+	for (size_t next = 0; r->ok > 0 && next < todo.len; next++) {
+		TSNode top = todo.data[next];
+		ts_query_cursor_exec(c, q, top);
+		TSQueryMatch m;
+		while (ts_query_cursor_next_match(c, &m)) {
+			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
+			for (uint16_t i = 0; i < m.capture_count; i++) {
+				TSNode nd = m.captures[i].node;
+				if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+			}
+			if (r->ok < 0) break;
 		}
-		if (r->ok < 0) break;
+		if (r->ok > 0 && !cl_below_band(top, band, &todo)) r->ok = -1;
 	}
+	free(todo.data);
 	if (keep && r->ok > 0) return t;
 	ts_tree_delete(t);
 	return NULL;
@@ -160,6 +244,9 @@ type tsRunner struct {
 	ownQ   bool // the query is closed with the runner
 	cursor *C.TSQueryCursor
 	res    *C.cl_result // reused result buffer
+	// onePass runs the query in one unbounded pass instead of bands of
+	// CL_BAND levels (tests compare the two).
+	onePass bool
 }
 
 // langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
@@ -273,7 +360,11 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 			old = kt.tree
 		}
 	}
-	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep)
+	band := C.uint32_t(C.CL_BAND)
+	if r.onePass {
+		band = C.UINT32_MAX
+	}
+	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band)
 	if kt != nil {
 		kt.free()
 		if t != nil && r.res.has_error == 0 {

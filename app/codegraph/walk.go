@@ -33,6 +33,9 @@ type Problem struct {
 	Path    string `json:"path"`
 	Reason  string `json:"reason"`
 	Skipped bool   `json:"skipped"`
+	// PathB64 is the exact bytes of Path, base64, when Path is not valid
+	// UTF-8 (as Node.PathB64).
+	PathB64 string `json:"path_b64,omitempty"`
 }
 
 // walkFile is one file the walk selected.
@@ -122,12 +125,22 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		w.problem(rel, "unreadable directory: "+errReason(err), true)
 		return nil
 	}
-	if gi, err := compileIgnore(filepath.Join(abs, ".gitignore")); err == nil {
-		levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
-	}
 	for _, e := range entries {
-		if e.Name() == "__init__.py" {
+		switch e.Name() {
+		case "__init__.py":
 			w.res.info.initDirs[rel] = true
+		case ".gitignore":
+			if e.Type()&fs.ModeSymlink != 0 {
+				// As git (2.32 and later): a symlinked .gitignore is not read.
+				w.problem(path.Join(rel, ".gitignore"), "symlink: not followed (as git does); its rules are not applied", true)
+				continue
+			}
+			gi, err := compileIgnore(filepath.Join(abs, ".gitignore"))
+			if err != nil {
+				w.problem(path.Join(rel, ".gitignore"), readReason(err)+" (its rules are not applied)", true)
+				continue
+			}
+			levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
 		}
 	}
 	for _, e := range entries {
@@ -135,7 +148,9 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		crel := path.Join(rel, name) // just name at the root: Join drops the empty element
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
-			w.symlink(crel)
+			if name != ".gitignore" { // reported above
+				w.symlink(crel)
+			}
 			continue
 		}
 		if e.IsDir() {
@@ -156,7 +171,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			continue
 		}
 		if !typ.IsRegular() {
-			w.problem(crel, "not a regular file", true)
+			w.problem(crel, "not a regular file: "+fileKind(typ), true)
 			continue
 		}
 		info, err := e.Info()
@@ -225,9 +240,9 @@ func (w *walker) symlink(rel string) {
 
 // goMod reads the module path of a go.mod.
 func (w *walker) goMod(dir, rel string) {
-	b, err := os.ReadFile(w.abs(rel))
+	b, err := readProjectFile(w.abs(rel), w.maxSize)
 	if err != nil {
-		return
+		return // processOne reads it again and reports why
 	}
 	if m := goModulePath(b); m != "" {
 		w.res.info.goModules[dir] = m
@@ -243,7 +258,15 @@ func errReason(err error) string {
 	return err.Error()
 }
 
-// compileIgnore reads one .gitignore file.
+// maxIgnoreFile caps the size of a .gitignore (git itself has no limit, but
+// a real one is a few KiB; a bigger one is someone's experiment).
+const maxIgnoreFile = 4 << 20
+
+// compileIgnore reads one .gitignore file (safely: see readProjectFile).
 func compileIgnore(file string) (*ignore.GitIgnore, error) {
-	return ignore.CompileIgnoreFile(file)
+	b, err := readProjectFile(file, maxIgnoreFile)
+	if err != nil {
+		return nil, err
+	}
+	return ignore.CompileIgnoreLines(strings.Split(string(b), "\n")...), nil
 }
