@@ -62,6 +62,7 @@ type Project struct {
 	files    map[string]*fileData
 	problems map[string]Problem
 	info     *projectInfo
+	git      bool // the file set is git's (see gitListFiles)
 	report   Report
 	closed   bool
 
@@ -275,6 +276,10 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.info = wr.info
+	p.git = wr.git
+	for _, n := range wr.notes {
+		p.log.Warn("codegraph walk", "root", p.root, "note", n)
+	}
 	p.files = map[string]*fileData{}
 	p.problems = map[string]Problem{}
 	for _, pr := range wr.problems {
@@ -536,12 +541,29 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	var jobs []job
 	removed := map[string]bool{}
+	var rels []string
 	for _, raw := range paths {
-		rel, ok := p.relPath(raw)
-		if !ok {
-			continue
+		if rel, ok := p.relPath(raw); ok {
+			rels = append(rels, rel)
 		}
-		wf, keep, gone := p.classify(rel)
+	}
+	var inGit map[string]gitEntry // git's view of the changed paths, in a git project
+	if p.git && len(rels) > 0 {
+		es, err := gitListFiles(ctx, p.root, rels...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("update files: %w", ctx.Err())
+			}
+			p.log.Warn("codegraph update: git ls-files failed, using .gitignore rules", "root", p.root, "err", err)
+		} else {
+			inGit = make(map[string]gitEntry, len(es))
+			for _, e := range es {
+				inGit[e.rel] = e
+			}
+		}
+	}
+	for _, rel := range rels {
+		wf, keep, gone := p.classify(rel, inGit)
 		if gone {
 			if _, had := p.files[rel]; had {
 				removed[rel] = true
@@ -618,9 +640,19 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 
 // classify decides what to do with one changed path: index it (keep), drop
 // it (gone: deleted, or now a directory/ignored), or leave it (neither).
-func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
+//
+// inGit, when not nil, is git's list of the changed paths (a git project):
+// a path git does not list is ignored, a tracked one is never skipped.
+func (p *Project) classify(rel string, inGit map[string]gitEntry) (wf walkFile, keep, gone bool) {
+	ge, listed := inGit[rel]
+	if inGit != nil && !listed {
+		return wf, false, true
+	}
 	dir := ""
 	for _, part := range strings.Split(path.Dir(rel), "/") {
+		if ge.tracked || part == "." {
+			break
+		}
 		dir = path.Join(dir, part)
 		if skipDirs[part] || isVirtualenv(filepath.Join(p.root, filepath.FromSlash(dir))) {
 			return wf, false, true
@@ -640,7 +672,7 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 	if !st.Mode().IsRegular() {
 		return wf, false, true
 	}
-	if p.gitIgnored(rel) {
+	if inGit == nil && p.gitIgnored(rel) {
 		return wf, false, true
 	}
 	if st.Size() > p.opts.MaxFileSize {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,8 @@ type walkResult struct {
 	files    []walkFile
 	problems []Problem
 	info     *projectInfo
+	git      bool     // the file set came from git ls-files
+	notes    []string // why git was not used, when it failed (logged)
 }
 
 // ignoreLevel is one .gitignore on the way from the root to a path.
@@ -73,10 +76,109 @@ type walker struct {
 func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*language) (*walkResult, error) {
 	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[string]bool{},
 		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
+	entries, err := gitListFiles(ctx, root)
+	switch {
+	case err == nil && len(entries) > 0:
+		w.res.git = true
+		if err := w.fromGit(ctx, entries); err != nil {
+			return nil, err
+		}
+		return w.res, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && !errors.Is(err, errNotGit) && !errors.Is(err, exec.ErrNotFound):
+		w.res.notes = append(w.res.notes, "file set from git failed, walked the folder instead: "+err.Error())
+	}
 	if err := w.dir(ctx, "", nil); err != nil {
 		return nil, err
 	}
 	return w.res, nil
+}
+
+// fromGit selects the files to index from git's list. Tracked files are
+// always taken; untracked ones (not ignored by git) are still kept out of
+// dependency, cache and virtualenv folders (skipDirs, isVirtualenv), which
+// a project may not have told git to ignore yet. A submodule or nested
+// repository, listed as a folder, is walked.
+func (w *walker) fromGit(ctx context.Context, entries []gitEntry) error {
+	skippedDir := map[string]bool{} // memo: untracked folders to skip
+	inSkipped := func(rel string) bool {
+		dir := ""
+		for _, part := range strings.Split(path.Dir(rel), "/") {
+			if part == "." {
+				break
+			}
+			dir = path.Join(dir, part)
+			skip, ok := skippedDir[dir]
+			if !ok {
+				skip = skipDirs[part] || isVirtualenv(w.abs(dir))
+				skippedDir[dir] = skip
+			}
+			if skip {
+				return true
+			}
+		}
+		return false
+	}
+	for i, e := range entries {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if !e.tracked && inSkipped(e.rel) {
+			continue
+		}
+		name := path.Base(e.rel)
+		if name == "__init__.py" {
+			w.res.info.initDirs[relDir(e.rel)] = true
+		}
+		if e.dir {
+			if err := w.dir(ctx, e.rel, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		lang := w.byExt[path.Ext(name)]
+		eco := manifestEco[name]
+		if lang == nil && eco == "" {
+			continue
+		}
+		st, err := os.Lstat(w.abs(e.rel))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // a tracked file deleted from the work tree is simply absent
+				w.problem(e.rel, "unreadable: "+errReason(err), true)
+			}
+			continue
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			w.symlink(e.rel)
+		case st.IsDir():
+			if err := w.dir(ctx, e.rel, nil); err != nil { // a submodule
+				return err
+			}
+		case !st.Mode().IsRegular():
+			w.problem(e.rel, "not a regular file: "+fileKind(st.Mode()), true)
+		default:
+			w.add(e.rel, st, lang, eco)
+		}
+	}
+	return nil
+}
+
+// add selects one regular file for indexing (or reports it too big).
+func (w *walker) add(rel string, st fs.FileInfo, lang *language, eco string) {
+	if st.Size() > w.maxSize {
+		w.problem(rel, fmt.Sprintf("too big: %d bytes (limit %d)", st.Size(), w.maxSize), true)
+		return
+	}
+	dir := relDir(rel)
+	if path.Base(rel) == "go.mod" {
+		w.goMod(dir, rel)
+	}
+	w.res.info.dirs[dir] = true
+	w.res.files = append(w.res.files, walkFile{rel: rel, size: st.Size(), modTime: st.ModTime().UnixNano(), lang: lang, eco: eco})
 }
 
 // abs returns the absolute path of the root-relative path rel.
@@ -183,15 +285,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			}
 			continue
 		}
-		if info.Size() > w.maxSize {
-			w.problem(crel, fmt.Sprintf("too big: %d bytes (limit %d)", info.Size(), w.maxSize), true)
-			continue
-		}
-		if name == "go.mod" {
-			w.goMod(rel, crel)
-		}
-		w.res.info.dirs[rel] = true
-		w.res.files = append(w.res.files, walkFile{rel: crel, size: info.Size(), modTime: info.ModTime().UnixNano(), lang: lang, eco: eco})
+		w.add(crel, info, lang, eco)
 	}
 	return nil
 }
