@@ -45,7 +45,11 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 	if code := checkDir(env, "index", dir); code != ExitOK {
 		return code
 	}
-	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize})
+	p, err := openInterruptible(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize})
+	if ctx.Err() != nil {
+		fmt.Fprintln(env.Stderr, "codeloom index: interrupted")
+		return ExitExecCanceled
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom index: %v\n", err)
 		return ExitFailure
@@ -70,6 +74,40 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// interruptGrace is how long an interrupted index may take to wind down
+// (a parse already running in C finishes its file) before the command
+// returns anyway.
+const interruptGrace = 2 * time.Second
+
+// openInterruptible indexes dir, returning soon after ctx is cancelled
+// (SIGTERM, Ctrl-C) even when the indexer is in the middle of a long file:
+// cancellation stops the indexer between files, and the command does not
+// wait more than interruptGrace for it.
+func openInterruptible(ctx context.Context, dir string, opts codegraph.Options) (*codegraph.Project, error) {
+	type res struct {
+		p   *codegraph.Project
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		p, err := codegraph.Open(ctx, dir, opts)
+		done <- res{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.p, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		if r.p != nil {
+			r.p.Close()
+		}
+	case <-time.After(interruptGrace):
+	}
+	return nil, ctx.Err()
 }
 
 // checkDir validates a project folder argument.

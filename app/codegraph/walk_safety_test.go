@@ -253,3 +253,29 @@ func TestRawPathInJSON(t *testing.T) {
 		t.Errorf("want the file and its function, got %d nodes with a path", found)
 	}
 }
+
+// TestChunkedMatchesWhole: a file parsed in parts (as files above
+// chunkThreshold are, to bound the parser's memory) gives exactly what one
+// parse gives, wherever the cuts fall.
+func TestChunkedMatchesWhole(t *testing.T) {
+	src := hugePython(300 << 10)
+	src = append(src, []byte("\nx = [\n"+strings.Repeat("    f(1),\n", 3000)+"]\n# tail\n")...)
+	whole := extractT(t, src, false)
+	for _, part := range []int{4 << 10, 37 << 10, 100 << 10} {
+		ex, err := newExtractor(newPython())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex.run.chunkAt, ex.run.chunkLen = 1, part
+		fd := &fileData{Path: "deep.py", Lang: "python"}
+		if err := ex.extract(context.Background(), src, fd, nil); err != nil {
+			t.Fatal(err)
+		}
+		ex.Close()
+		wj, _ := json.Marshal(whole)
+		cj, _ := json.Marshal(fd)
+		if string(wj) != string(cj) || fd.Syntax != whole.Syntax {
+			t.Errorf("parts of %d bytes: %d defs %d refs, whole: %d defs %d refs", part, len(fd.Defs), len(fd.Refs), len(whole.Defs), len(whole.Refs))
+		}
+	}
+}
