@@ -45,7 +45,11 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 	if code := checkDir(env, "index", dir); code != ExitOK {
 		return code
 	}
-	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize})
+	p, err := openInterruptible(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize})
+	if ctx.Err() != nil {
+		fmt.Fprintln(env.Stderr, "codeloom index: interrupted")
+		return ExitExecCanceled
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom index: %v\n", err)
 		return ExitFailure
@@ -61,7 +65,7 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 		writeIndexSummary(env.Stdout, p.Report())
 		if *verbose {
 			for _, u := range g.Stats().UnresolvedSample {
-				fmt.Fprintf(env.Stdout, "  unresolved %s %s at %s:%d\n", u.Kind, u.Name, u.Path, u.Line)
+				fmt.Fprintf(env.Stdout, "  unresolved %s %s at %s:%d\n", u.Kind, u.Name, quoteName(u.Path), u.Line)
 			}
 		}
 	}
@@ -70,6 +74,40 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// interruptGrace is how long an interrupted index may take to wind down
+// (a parse already running in C finishes its file) before the command
+// returns anyway.
+const interruptGrace = 2 * time.Second
+
+// openInterruptible indexes dir, returning soon after ctx is cancelled
+// (SIGTERM, Ctrl-C) even when the indexer is in the middle of a long file:
+// cancellation stops the indexer between files, and the command does not
+// wait more than interruptGrace for it.
+func openInterruptible(ctx context.Context, dir string, opts codegraph.Options) (*codegraph.Project, error) {
+	type res struct {
+		p   *codegraph.Project
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		p, err := codegraph.Open(ctx, dir, opts)
+		done <- res{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.p, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		if r.p != nil {
+			r.p.Close()
+		}
+	case <-time.After(interruptGrace):
+	}
+	return nil, ctx.Err()
 }
 
 // checkDir validates a project folder argument.
@@ -94,7 +132,7 @@ func checkDir(env Env, cmd, dir string) int {
 func writeIndexSummary(w io.Writer, r codegraph.Report) {
 	s := r.Stats
 	fmt.Fprintf(w, "indexed %s in %s: %d files, %d lines, %.1f MB (%d parsed, %d from cache)\n",
-		r.Root, r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached)
+		quoteName(r.Root), r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached)
 	fmt.Fprintf(w, "files by language:%s\n", fmtCounts(s.FilesByLanguage))
 	nk := map[string]int{}
 	for k, v := range s.NodesByKind {
@@ -114,7 +152,7 @@ func writeIndexSummary(w io.Writer, r codegraph.Report) {
 		if pr.Skipped {
 			tag = "skipped"
 		}
-		fmt.Fprintf(w, "  %s %s: %s\n", tag, pr.Path, pr.Reason)
+		fmt.Fprintf(w, "  %s %s: %s\n", tag, quoteName(pr.Path), pr.Reason)
 	}
 	if r.CacheErr != "" {
 		fmt.Fprintf(w, "cache: %s\n", r.CacheErr)

@@ -232,24 +232,24 @@ func writeNodeLine(w io.Writer, n *codegraph.Node, score string) {
 	if score != "" {
 		fmt.Fprintf(w, "%s\t", score)
 	}
-	loc := n.Path
+	loc := quoteName(n.Path)
 	if n.Path != "" && n.Kind != codegraph.KindFile {
-		loc = fmt.Sprintf("%s:%d-%d", n.Path, n.StartLine, n.EndLine)
+		loc = fmt.Sprintf("%s:%d-%d", quoteName(n.Path), n.StartLine, n.EndLine)
 	}
-	fmt.Fprintf(w, "%-8s %s\t%s\t%s\n", n.Kind, n.QualName, loc, n.ID)
+	fmt.Fprintf(w, "%-8s %s\t%s\t%s\n", n.Kind, quoteName(n.QualName), loc, quoteName(n.ID))
 }
 
 // writeEdgeLine prints "from -kind-> to (path:line)".
 func writeEdgeLine(w io.Writer, g *codegraph.Graph, e codegraph.Edge) {
 	name := func(id string) string {
 		if n, ok := g.Node(id); ok {
-			return n.QualName
+			return quoteName(n.QualName)
 		}
-		return id
+		return quoteName(id)
 	}
 	loc := ""
 	if n, ok := g.Node(e.From); ok && e.Line > 0 {
-		loc = fmt.Sprintf("\t(%s:%d)", n.Path, e.Line)
+		loc = fmt.Sprintf("\t(%s:%d)", quoteName(n.Path), e.Line)
 	}
 	fmt.Fprintf(w, "%s -%s-> %s%s\n", name(e.From), e.Kind, name(e.To), loc)
 }

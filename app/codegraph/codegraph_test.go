@@ -581,7 +581,7 @@ func TestUnreadableAndVanished(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err = p.processOne(context.Background(), job{wf: walkFile{rel: "dir.py", lang: py}}, map[*language]*extractor{})
-	if err != nil || r.fd != nil || r.problem == nil || !strings.Contains(r.problem.Reason, "unreadable") {
+	if err != nil || r.fd != nil || r.problem == nil || !strings.Contains(r.problem.Reason, "not a regular file: a directory") {
 		t.Errorf("unreadable file: %+v %+v %v", r.fd, r.problem, err)
 	}
 	// Deleting a file and updating removes its nodes.

@@ -32,8 +32,11 @@ func WriteJSON(w io.Writer, g *Graph) error {
 	if edges == nil {
 		edges = []Edge{}
 	}
-	if err := enc.Encode(nodeLink{Directed: true, Multigraph: true,
-		Graph: map[string]any{"root": g.root, "stats": g.stats}, Nodes: nodes, Edges: edges}); err != nil {
+	meta := map[string]any{"root": g.root, "stats": g.stats}
+	if b := rawPathB64(g.root); b != "" {
+		meta["root_b64"] = b
+	}
+	if err := enc.Encode(nodeLink{Directed: true, Multigraph: true, Graph: meta, Nodes: nodes, Edges: edges}); err != nil {
 		return fmt.Errorf("write graph json: %w", err)
 	}
 	if err := bw.Flush(); err != nil {

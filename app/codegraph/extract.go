@@ -246,11 +246,17 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	flat, hasErr, err := e.run.run(src, kt)
-	if err != nil {
-		return fmt.Errorf("parse %s: %w", fd.Path, err)
+	chunked := kt == nil && len(src) > e.run.chunkAt
+	var flat []uint32
+	if !chunked {
+		var hasErr bool
+		var err error
+		flat, hasErr, err = e.run.run(src, kt)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", fd.Path, err)
+		}
+		fd.Syntax = hasErr
 	}
-	fd.Syntax = hasErr
 	fd.BadUTF8 = !utf8.Valid(src)
 	li := newLineIndex(src)
 	fd.Lines = len(li)
@@ -293,184 +299,197 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		start uint32
 	}
 	caps := make([]capture, 0, 8)
-	for pos := 0; pos+2 <= len(flat); {
-		ncap := int(flat[pos+1])
-		pos += 2
-		if pos+3*ncap > len(flat) {
-			break
-		}
-		caps = caps[:0]
-		var main capture
-		for k := 0; k < ncap; k++ {
-			cp := capture{role: e.roles[flat[pos]], start: flat[pos+1], end: flat[pos+2]}
-			pos += 3
-			caps = append(caps, cp)
-			switch cp.role {
-			case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
-				capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal,
-				capRefValue, capRefDecor, capRefArg, capRefImpl:
-				main = cp
+	// consume reads the matches of one parse (of the file, or of one part of
+	// it starting at byte base).
+	consume := func(flat []uint32, base uint32) {
+		for pos := 0; pos+2 <= len(flat); {
+			ncap := int(flat[pos+1])
+			pos += 2
+			if pos+3*ncap > len(flat) {
+				break
 			}
-		}
-		get := func(r captureRole) (capture, bool) {
-			for _, c := range caps {
-				if c.role == r {
-					return c, true
+			caps = caps[:0]
+			var main capture
+			for k := 0; k < ncap; k++ {
+				cp := capture{role: e.roles[flat[pos]], start: flat[pos+1] + base, end: flat[pos+2] + base}
+				pos += 3
+				caps = append(caps, cp)
+				switch cp.role {
+				case capDefClass, capDefFunction, capDefMethod, capDocOwner, capRefCall, capRefUse,
+					capRefInherit, capRefAssign, capImport, capEnv, capExportDefault, capGlobal, capLocal,
+					capRefValue, capRefDecor, capRefArg, capRefImpl:
+					main = cp
 				}
 			}
-			return capture{}, false
-		}
-		switch main.role {
-		case capDefClass, capDefFunction, capDefMethod:
-			nm, ok := get(capName)
-			if !ok {
-				continue
+			get := func(r captureRole) (capture, bool) {
+				for _, c := range caps {
+					if c.role == r {
+						return c, true
+					}
+				}
+				return capture{}, false
 			}
-			d := defRec{Name: text(nm), Parent: -1, Start: main.start, End: main.end,
-				StartLine: li.line(main.start), EndLine: li.line(max(main.end, main.start+1) - 1)}
 			switch main.role {
-			case capDefClass:
-				d.Kind = KindClass
-			case capDefFunction:
-				d.Kind = KindFunction
-			default:
-				d.Kind = KindMethod
-			}
-			if rc, ok := get(capReceiver); ok {
-				d.Receiver = strings.TrimLeft(text(rc), "*")
-				if i := strings.IndexByte(d.Receiver, '['); i > 0 { // generic receiver T[K]
-					d.Receiver = d.Receiver[:i]
-				}
-			}
-			if sv, ok := get(capSelfVar); ok {
-				d.SelfVar = text(sv)
-			}
-			sigEnd := main.end
-			if b, ok := get(capBody); ok && b.start > main.start {
-				sigEnd = b.start
-			}
-			d.Sig = signature(text(capture{start: main.start, end: sigEnd}))
-			h := fnv.New64a()
-			h.Write(src[main.start:main.end])
-			d.Hash = h.Sum64()
-			if e.lang.docComments {
-				d.Doc = leadingComment(src, main.start)
-				if d.Doc == "" && e.lang.family == "js" {
-					d.Doc = jsDocAbove(src, main.start)
-				}
-			}
-			fd.Defs = append(fd.Defs, d)
-		case capDocOwner:
-			if dc, ok := get(capDoc); ok {
-				docs = append(docs, docAt{main, dc})
-			}
-		case capLocal:
-			if nm, ok := get(capName); ok {
-				refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
-			}
-		case capRefImpl:
-			ob, ok := get(capObject)
-			if !ok {
-				continue
-			}
-			tok := implicitToken(src, main.start)
-			if nm, ok := get(capName); ok {
-				tok = text(nm)
-			}
-			if len(e.lang.implicit[tok]) == 0 {
-				continue
-			}
-			refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: li.line(ob.start)}, ob.start})
-		case capRefArg:
-			nm, ok1 := get(capName)
-			ob, ok2 := get(capObject)
-			if !ok1 || !ok2 {
-				continue
-			}
-			slot := ""
-			if kw, ok := get(capAlias); ok {
-				slot = text(kw)
-			} else if body, ok := get(capBody); ok && body.start < nm.start && int(nm.start) <= len(src) {
-				slot = strconv.Itoa(argIndex(src[body.start+1 : nm.start]))
-			}
-			if slot == "" {
-				continue
-			}
-			refs = append(refs, refAt{refRec{Kind: refArg, Name: slot + argSep + text(nm), Object: text(ob), Line: li.line(nm.start)}, nm.start})
-		case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
-			nm, ok := get(capName)
-			if !ok {
-				if main.role != capRefAssign && main.role != capRefValue {
+			case capDefClass, capDefFunction, capDefMethod:
+				nm, ok := get(capName)
+				if !ok {
 					continue
 				}
-				// A function's result type: "<return>" in the function.
-				nm = capture{role: capName, start: main.start, end: main.start}
-			}
-			r := refRec{Kind: refCall, Name: text(nm), Line: li.line(nm.start)}
-			if nm.end == nm.start {
-				r.Name = returnHint
-			}
-			if main.role == capRefUse {
-				r.Kind = refUse
-			} else if main.role == capRefInherit {
-				r.Kind = refInherit
-			} else if main.role == capRefAssign {
-				r.Kind = refAssign
-			} else if main.role == capRefValue {
-				r.Kind = refValue
-			} else if main.role == capRefDecor {
-				r.Kind = refDecorator
-			}
-			if ob, ok := get(capObject); ok {
-				r.Object = text(ob)
-			}
-			if r.Kind == refAssign && e.lang.importFns[r.Object] {
-				continue // x = require("m") is an import, not a value
-			}
-			refs = append(refs, refAt{r, nm.start})
-		case capImport:
-			im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
-			if c, ok := get(capModule); ok {
-				im.Module = stripQuotes(text(c))
-			}
-			if c, ok := get(capName); ok {
-				im.Name = text(c)
-			}
-			if c, ok := get(capAlias); ok {
-				im.Alias = text(c)
-			}
-			if _, ok := get(capWildcard); ok {
-				im.Wildcard = true
-			}
-			if _, ok := get(capDefault); ok {
-				im.Name = "default"
-			}
-			if fn, ok := get(capFn); ok && !e.lang.importFns[text(fn)] {
-				continue
-			}
-			if im.Module == "" && im.Name == "" {
-				continue
-			}
-			fd.Imports = append(fd.Imports, im)
-		case capEnv:
-			if ob, ok := get(capObject); ok && !e.lang.envObjects[text(ob)] {
-				continue
-			}
-			if nm, ok := get(capName); ok {
-				envs = append(envs, struct {
-					name  string
-					start uint32
-				}{stripQuotes(text(nm)), main.start})
-			}
-		case capGlobal:
-			if nm, ok := get(capName); ok {
-				fd.Globals = append(fd.Globals, globalRec{Name: text(nm), Start: main.start, End: main.end})
-			}
-		case capExportDefault:
-			if nm, ok := get(capName); ok {
-				fd.Default = text(nm)
+				d := defRec{Name: text(nm), Parent: -1, Start: main.start, End: main.end,
+					StartLine: li.line(main.start), EndLine: li.line(max(main.end, main.start+1) - 1)}
+				switch main.role {
+				case capDefClass:
+					d.Kind = KindClass
+				case capDefFunction:
+					d.Kind = KindFunction
+				default:
+					d.Kind = KindMethod
+				}
+				if rc, ok := get(capReceiver); ok {
+					d.Receiver = strings.TrimLeft(text(rc), "*")
+					if i := strings.IndexByte(d.Receiver, '['); i > 0 { // generic receiver T[K]
+						d.Receiver = d.Receiver[:i]
+					}
+				}
+				if sv, ok := get(capSelfVar); ok {
+					d.SelfVar = text(sv)
+				}
+				sigEnd := main.end
+				if b, ok := get(capBody); ok && b.start > main.start {
+					sigEnd = b.start
+				}
+				d.Sig = signature(text(capture{start: main.start, end: sigEnd}))
+				h := fnv.New64a()
+				h.Write(src[main.start:main.end])
+				d.Hash = h.Sum64()
+				if e.lang.docComments {
+					d.Doc = leadingComment(src, main.start)
+					if d.Doc == "" && e.lang.family == "js" {
+						d.Doc = jsDocAbove(src, main.start)
+					}
+				}
+				fd.Defs = append(fd.Defs, d)
+			case capDocOwner:
+				if dc, ok := get(capDoc); ok {
+					docs = append(docs, docAt{main, dc})
+				}
+			case capLocal:
+				if nm, ok := get(capName); ok {
+					refs = append(refs, refAt{refRec{Kind: refLocal, Name: text(nm)}, nm.start})
+				}
+			case capRefImpl:
+				ob, ok := get(capObject)
+				if !ok {
+					continue
+				}
+				tok := implicitToken(src, main.start)
+				if nm, ok := get(capName); ok {
+					tok = text(nm)
+				}
+				if len(e.lang.implicit[tok]) == 0 {
+					continue
+				}
+				refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: li.line(ob.start)}, ob.start})
+			case capRefArg:
+				nm, ok1 := get(capName)
+				ob, ok2 := get(capObject)
+				if !ok1 || !ok2 {
+					continue
+				}
+				slot := ""
+				if kw, ok := get(capAlias); ok {
+					slot = text(kw)
+				} else if body, ok := get(capBody); ok && body.start < nm.start && int(nm.start) <= len(src) {
+					slot = strconv.Itoa(argIndex(src[body.start+1 : nm.start]))
+				}
+				if slot == "" {
+					continue
+				}
+				refs = append(refs, refAt{refRec{Kind: refArg, Name: slot + argSep + text(nm), Object: text(ob), Line: li.line(nm.start)}, nm.start})
+			case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
+				nm, ok := get(capName)
+				if !ok {
+					if main.role != capRefAssign && main.role != capRefValue {
+						continue
+					}
+					// A function's result type: "<return>" in the function.
+					nm = capture{role: capName, start: main.start, end: main.start}
+				}
+				r := refRec{Kind: refCall, Name: text(nm), Line: li.line(nm.start)}
+				if nm.end == nm.start {
+					r.Name = returnHint
+				}
+				if main.role == capRefUse {
+					r.Kind = refUse
+				} else if main.role == capRefInherit {
+					r.Kind = refInherit
+				} else if main.role == capRefAssign {
+					r.Kind = refAssign
+				} else if main.role == capRefValue {
+					r.Kind = refValue
+				} else if main.role == capRefDecor {
+					r.Kind = refDecorator
+				}
+				if ob, ok := get(capObject); ok {
+					r.Object = text(ob)
+				}
+				if r.Kind == refAssign && e.lang.importFns[r.Object] {
+					continue // x = require("m") is an import, not a value
+				}
+				refs = append(refs, refAt{r, nm.start})
+			case capImport:
+				im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
+				if c, ok := get(capModule); ok {
+					im.Module = stripQuotes(text(c))
+				}
+				if c, ok := get(capName); ok {
+					im.Name = text(c)
+				}
+				if c, ok := get(capAlias); ok {
+					im.Alias = text(c)
+				}
+				if _, ok := get(capWildcard); ok {
+					im.Wildcard = true
+				}
+				if _, ok := get(capDefault); ok {
+					im.Name = "default"
+				}
+				if fn, ok := get(capFn); ok && !e.lang.importFns[text(fn)] {
+					continue
+				}
+				if im.Module == "" && im.Name == "" {
+					continue
+				}
+				fd.Imports = append(fd.Imports, im)
+			case capEnv:
+				if ob, ok := get(capObject); ok && !e.lang.envObjects[text(ob)] {
+					continue
+				}
+				if nm, ok := get(capName); ok {
+					envs = append(envs, struct {
+						name  string
+						start uint32
+					}{stripQuotes(text(nm)), main.start})
+				}
+			case capGlobal:
+				if nm, ok := get(capName); ok {
+					fd.Globals = append(fd.Globals, globalRec{Name: text(nm), Start: main.start, End: main.end})
+				}
+			case capExportDefault:
+				if nm, ok := get(capName); ok {
+					fd.Default = text(nm)
+				}
 			}
 		}
+	}
+	if chunked {
+		hasErr, err := e.run.runChunked(src, consume)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", fd.Path, err)
+		}
+		fd.Syntax = hasErr
+	} else {
+		consume(flat, 0)
 	}
 
 	// Definitions in document order, then nesting by byte ranges (pure Go).

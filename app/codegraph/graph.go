@@ -3,7 +3,6 @@ package codegraph
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -318,7 +317,7 @@ func (g *Graph) Code(id string) ([]byte, error) {
 	if n.Path == "" {
 		return nil, fmt.Errorf("code %s: %s %q has no source", id, n.Kind, n.Name)
 	}
-	b, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(n.Path)))
+	b, err := readProjectFile(filepath.Join(g.root, filepath.FromSlash(n.Path)), maxSourceRead)
 	if err != nil {
 		return nil, fmt.Errorf("code %s: %w", n.Path, err)
 	}
@@ -395,7 +394,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 		if src, ok := files[p]; ok {
 			return src, nil
 		}
-		src, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(p)))
+		src, err := readProjectFile(filepath.Join(g.root, filepath.FromSlash(p)), maxSourceRead)
 		if err != nil {
 			return nil, fmt.Errorf("slice %s: %w", p, err)
 		}

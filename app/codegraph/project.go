@@ -62,6 +62,7 @@ type Project struct {
 	files    map[string]*fileData
 	problems map[string]Problem
 	info     *projectInfo
+	git      bool // the file set is git's (see gitListFiles)
 	report   Report
 	closed   bool
 
@@ -275,6 +276,10 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.info = wr.info
+	p.git = wr.git
+	for _, n := range wr.notes {
+		p.log.Warn("codegraph walk", "root", p.root, "note", n)
+	}
 	p.files = map[string]*fileData{}
 	p.problems = map[string]Problem{}
 	for _, pr := range wr.problems {
@@ -323,6 +328,7 @@ func (p *Project) fillProblemsLocked() {
 	p.report.Problems = p.report.Problems[:0]
 	p.report.Skipped = 0
 	for _, pr := range p.problems {
+		pr.PathB64 = rawPathB64(pr.Path)
 		p.report.Problems = append(p.report.Problems, pr)
 		if pr.Skipped {
 			p.report.Skipped++
@@ -331,16 +337,27 @@ func (p *Project) fillProblemsLocked() {
 	sort.Slice(p.report.Problems, func(i, j int) bool { return p.report.Problems[i].Path < p.report.Problems[j].Path })
 }
 
+// maxDotEnv caps the size of the .env file read for slices' environment.
+const maxDotEnv = 1 << 20
+
 // buildLocked builds a graph from the current files.
 func (p *Project) buildLocked() *Graph {
 	env := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(p.root, ".env")); err == nil {
+	delete(p.problems, ".env")
+	b, err := readProjectFile(filepath.Join(p.root, ".env"), maxDotEnv)
+	switch {
+	case err == nil:
 		env = parseDotEnv(b)
+	case !errors.Is(err, fs.ErrNotExist):
+		p.problems[".env"] = Problem{Path: ".env", Reason: readReason(err) + " (its values are not used)", Skipped: true}
+		p.log.Warn("codegraph .env skipped", "root", p.root, "err", err)
 	}
 	if p.b == nil {
 		p.b = newBuilder(p.root, p.byName)
 	}
-	return p.b.build(p.files, p.info, env)
+	g := p.b.build(p.files, p.info, env)
+	markRawPaths(g, p.files)
+	return g
 }
 
 // process reads and parses jobs with opts.Workers goroutines.
@@ -417,13 +434,9 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 	if c != nil && c.Size == wf.size && c.ModTime == wf.modTime && c.Lang == langName(wf.lang) {
 		return result{fd: c, problem: cachedProblem(c)}, nil
 	}
-	src, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(wf.rel)))
+	src, err := readProjectFile(filepath.Join(p.root, filepath.FromSlash(wf.rel)), p.opts.MaxFileSize)
 	if err != nil {
-		reason := "unreadable: " + errReason(err)
-		if errors.Is(err, fs.ErrNotExist) {
-			reason = "deleted during the index"
-		}
-		return result{problem: &Problem{Path: wf.rel, Reason: reason, Skipped: true}}, nil
+		return result{problem: &Problem{Path: wf.rel, Reason: readReason(err), Skipped: true}}, nil
 	}
 	if int64(len(src)) > p.opts.MaxFileSize {
 		return result{problem: &Problem{Path: wf.rel, Reason: fmt.Sprintf("too big: %d bytes (limit %d)", len(src), p.opts.MaxFileSize), Skipped: true}}, nil
@@ -528,12 +541,29 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	var jobs []job
 	removed := map[string]bool{}
+	var rels []string
 	for _, raw := range paths {
-		rel, ok := p.relPath(raw)
-		if !ok {
-			continue
+		if rel, ok := p.relPath(raw); ok {
+			rels = append(rels, rel)
 		}
-		wf, keep, gone := p.classify(rel)
+	}
+	var inGit map[string]gitEntry // git's view of the changed paths, in a git project
+	if p.git && len(rels) > 0 {
+		es, err := gitListFiles(ctx, p.root, rels...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("update files: %w", ctx.Err())
+			}
+			p.log.Warn("codegraph update: git ls-files failed, using .gitignore rules", "root", p.root, "err", err)
+		} else {
+			inGit = make(map[string]gitEntry, len(es))
+			for _, e := range es {
+				inGit[e.rel] = e
+			}
+		}
+	}
+	for _, rel := range rels {
+		wf, keep, gone := p.classify(rel, inGit)
 		if gone {
 			if _, had := p.files[rel]; had {
 				removed[rel] = true
@@ -610,9 +640,19 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 
 // classify decides what to do with one changed path: index it (keep), drop
 // it (gone: deleted, or now a directory/ignored), or leave it (neither).
-func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
+//
+// inGit, when not nil, is git's list of the changed paths (a git project):
+// a path git does not list is ignored, a tracked one is never skipped.
+func (p *Project) classify(rel string, inGit map[string]gitEntry) (wf walkFile, keep, gone bool) {
+	ge, listed := inGit[rel]
+	if inGit != nil && !listed {
+		return wf, false, true
+	}
 	dir := ""
 	for _, part := range strings.Split(path.Dir(rel), "/") {
+		if ge.tracked || part == "." {
+			break
+		}
 		dir = path.Join(dir, part)
 		if skipDirs[part] || isVirtualenv(filepath.Join(p.root, filepath.FromSlash(dir))) {
 			return wf, false, true
@@ -632,7 +672,7 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 	if !st.Mode().IsRegular() {
 		return wf, false, true
 	}
-	if p.gitIgnored(rel) {
+	if inGit == nil && p.gitIgnored(rel) {
 		return wf, false, true
 	}
 	if st.Size() > p.opts.MaxFileSize {
@@ -640,7 +680,7 @@ func (p *Project) classify(rel string) (wf walkFile, keep, gone bool) {
 		return wf, false, true
 	}
 	if name == "go.mod" {
-		if b, err := os.ReadFile(abs); err == nil {
+		if b, err := readProjectFile(abs, p.opts.MaxFileSize); err == nil {
 			if m := goModulePath(b); m != "" {
 				p.info.goModules[relDir(rel)] = m
 			}

@@ -41,12 +41,24 @@ extern TSQueryCursor *ts_query_cursor_new(void);
 extern void ts_query_cursor_delete(TSQueryCursor *);
 extern void ts_query_cursor_exec(TSQueryCursor *, const TSQuery *, TSNode);
 extern bool ts_query_cursor_next_match(TSQueryCursor *, TSQueryMatch *);
+extern void ts_query_cursor_set_max_start_depth(TSQueryCursor *, uint32_t);
+extern uint32_t ts_node_descendant_count(TSNode);
+extern uint32_t ts_node_child_count(TSNode);
+extern TSNode ts_node_child(TSNode, uint32_t);
+typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
+extern TSTreeCursor ts_tree_cursor_new(TSNode);
+extern void ts_tree_cursor_delete(TSTreeCursor *);
+extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
+extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
+extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
+extern bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 
 typedef struct {
 	uint32_t *data;
 	size_t len, cap;
 	int has_error;
 	int ok;
+	uint32_t safe_end; // with split: where the next part starts (0: no progress possible)
 } cl_result;
 
 static int cl_push(cl_result *r, uint32_t v) {
@@ -61,9 +73,76 @@ static int cl_push(cl_result *r, uint32_t v) {
 	return 1;
 }
 
+// CL_BAND is how many levels of the tree one query pass starts matches in.
+//
+// A tree-sitter query cursor keeps an in-progress state for every pattern
+// started at every ancestor of the node it visits, and looks at each of them
+// at every node: on deeply nested code (f(f(f(...))) 10,000 levels deep) that
+// is quadratic. So a pass starts matches only in CL_BAND levels
+// (ts_query_cursor_set_max_start_depth) and the nodes just below the band
+// get passes of their own, which keeps the states per node bounded and the
+// whole run linear. A pattern started inside a band still finishes below it
+// (the cursor descends as far as its steps need), and one that starts just
+// below it is found by the next pass: no match is lost or found twice. A
+// file no deeper than the band (every ordinary file) gets one pass, exactly
+// as before.
+#define CL_BAND 96
+
+typedef struct {
+	TSNode *data;
+	size_t len, cap;
+} cl_nodes;
+
+static int cl_nodes_push(cl_nodes *s, TSNode n) {
+	if (s->len == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 64;
+		TSNode *nd = realloc(s->data, nc * sizeof(TSNode));
+		if (!nd) return 0;
+		s->data = nd;
+		s->cap = nc;
+	}
+	s->data[s->len++] = n;
+	return 1;
+}
+
+// cl_below_band appends to out the visible descendants of n exactly band+1
+// levels below it (none when band is UINT32_MAX, one unbounded pass). A subtree with fewer descendants than the levels still to
+// go cannot reach that depth and is not entered, so on ordinary code this
+// looks at a handful of nodes near the top of the tree.
+static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
+	if (band == UINT32_MAX) return 1;
+	const uint32_t want = band + 1;
+	if (ts_node_descendant_count(n) <= want) return 1;
+	TSTreeCursor tc = ts_tree_cursor_new(n);
+	uint32_t depth = 0;
+	int ok = 1;
+	for (;;) {
+		TSNode cur = ts_tree_cursor_current_node(&tc);
+		int descend = 0;
+		if (depth == want) {
+			if (!cl_nodes_push(out, cur)) { ok = 0; break; }
+		} else if (ts_node_descendant_count(cur) - 1 >= want - depth) {
+			descend = 1;
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&tc)) {
+			depth++;
+			continue;
+		}
+		while (depth > 0 && !ts_tree_cursor_goto_next_sibling(&tc)) {
+			ts_tree_cursor_goto_parent(&tc);
+			depth--;
+		}
+		if (depth == 0) break;
+	}
+	ts_tree_cursor_delete(&tc);
+	return ok;
+}
+
 // cl_run parses src and runs q over the tree, returning every match as
 // [pattern, capture count, (capture id, start byte, end byte)...]: one C call
-// per file instead of several per captured node.
+// per file instead of several per captured node. Matches come in document
+// order within each band (see CL_BAND); the bands of a deep file follow one
+// another.
 // The result buffer r is reused from call to call (its data grows and is
 // kept), so large files do not cost a fresh allocation each time.
 //
@@ -71,7 +150,12 @@ static int cl_push(cl_result *r, uint32_t v) {
 // edited with ts_tree_edit: tree-sitter then re-parses incrementally, reusing
 // the unchanged subtrees. When keep is set the new tree is returned (the
 // caller owns it) instead of being deleted.
-static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep) {
+//
+// With split set, src is one part of a larger file cut at an arbitrary
+// line: its last top-level node may be incomplete, so the matches that lie
+// wholly inside it are dropped, safe_end is set to where it starts (the next
+// part begins there) and has_error only covers the nodes before it.
+static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep, uint32_t band, int split) {
 	r->len = 0;
 	r->has_error = 0;
 	r->ok = 0;
@@ -83,16 +167,45 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 	TSNode root = ts_tree_root_node(t);
 	r->has_error = ts_node_has_error(root);
 	r->ok = 1;
-	ts_query_cursor_exec(c, q, root);
-	TSQueryMatch m;
-	while (ts_query_cursor_next_match(c, &m)) {
-		if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
-		for (uint16_t i = 0; i < m.capture_count; i++) {
-			TSNode nd = m.captures[i].node;
-			if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+	uint32_t safe = n;
+	if (split) {
+		uint32_t kids = ts_node_child_count(root);
+		safe = kids >= 2 ? ts_node_start_byte(ts_node_child(root, kids - 1)) : 0;
+		r->safe_end = safe;
+		r->has_error = 0;
+		for (uint32_t i = 0; i + 1 < kids; i++) {
+			if (ts_node_has_error(ts_node_child(root, i))) { r->has_error = 1; break; }
 		}
-		if (r->ok < 0) break;
+		if (safe == 0) {
+			ts_tree_delete(t);
+			return NULL;
+		}
 	}
+	ts_query_cursor_set_max_start_depth(c, band);
+	cl_nodes todo = {0};
+	if (!cl_nodes_push(&todo, root)) r->ok = -1;
+	for (size_t next = 0; r->ok > 0 && next < todo.len; next++) {
+		TSNode top = todo.data[next];
+		ts_query_cursor_exec(c, q, top);
+		TSQueryMatch m;
+		while (ts_query_cursor_next_match(c, &m)) {
+			if (split) {
+				int before = 0;
+				for (uint16_t i = 0; i < m.capture_count; i++) {
+					if (ts_node_start_byte(m.captures[i].node) < safe) { before = 1; break; }
+				}
+				if (!before) continue;
+			}
+			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
+			for (uint16_t i = 0; i < m.capture_count; i++) {
+				TSNode nd = m.captures[i].node;
+				if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+			}
+			if (r->ok < 0) break;
+		}
+		if (r->ok > 0 && !cl_below_band(top, band, &todo)) r->ok = -1;
+	}
+	free(todo.data);
 	if (keep && r->ok > 0) return t;
 	ts_tree_delete(t);
 	return NULL;
@@ -108,6 +221,7 @@ static TSQuery *cl_query_new(const TSLanguage *l, const char *src, uint32_t n, u
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -160,6 +274,11 @@ type tsRunner struct {
 	ownQ   bool // the query is closed with the runner
 	cursor *C.TSQueryCursor
 	res    *C.cl_result // reused result buffer
+	// onePass runs the query in one unbounded pass instead of bands of
+	// CL_BAND levels (tests compare the two).
+	onePass bool
+	// chunkAt and chunkLen are chunkThreshold and chunkSize (tests lower them).
+	chunkAt, chunkLen int
 }
 
 // langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
@@ -190,7 +309,7 @@ func newQueryRunner(q *compiledQuery) (*tsRunner, error) {
 		C.ts_parser_delete(p)
 		return nil, errors.New("incompatible grammar version")
 	}
-	r := &tsRunner{parser: p, q: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new()}
+	r := &tsRunner{parser: p, q: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new(), chunkAt: chunkThreshold, chunkLen: chunkSize}
 	if r.res == nil {
 		r.close()
 		return nil, errors.New("out of memory")
@@ -273,7 +392,11 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 			old = kt.tree
 		}
 	}
-	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep)
+	band := C.uint32_t(C.CL_BAND)
+	if r.onePass {
+		band = C.UINT32_MAX
+	}
+	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band, 0)
 	if kt != nil {
 		kt.free()
 		if t != nil && r.res.has_error == 0 {
@@ -292,6 +415,66 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 		return nil, r.res.has_error != 0, nil
 	}
 	return unsafe.Slice((*uint32)(unsafe.Pointer(r.res.data)), int(r.res.len)), r.res.has_error != 0, nil
+}
+
+// Files above chunkThreshold are parsed in parts of about chunkSize bytes:
+// a tree-sitter tree costs about 60 times its source (a 50 MB file took
+// 5 GB), so one tree per part bounds the parser's memory per worker. Each
+// part ends before its last top-level node (which the cut may have split);
+// the next part starts there. An ordinary file is one part.
+const (
+	chunkThreshold = 4 << 20
+	chunkSize      = 1 << 20
+)
+
+// runChunked parses src part by part, calling consume with each part's
+// matches (as run returns them, valid only during the call) and the part's
+// byte offset in src. It reports whether any part had syntax errors.
+func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint32)) (bool, error) {
+	hasErr := false
+	size := r.chunkLen
+	for base := 0; base < len(src); {
+		end := len(src)
+		if base+size < len(src) {
+			end = base + size
+			if i := bytes.IndexByte(src[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(src)
+			}
+		}
+		last := end == len(src)
+		part := src[base:end]
+		split := C.int(0)
+		if !last {
+			split = 1
+		}
+		band := C.uint32_t(C.CL_BAND)
+		if r.onePass {
+			band = C.UINT32_MAX
+		}
+		C.cl_run(r.parser, r.cursor, r.q.query, (*C.char)(unsafe.Pointer(&part[0])), C.uint32_t(len(part)), r.res, nil, 0, band, split)
+		if !last && r.res.safe_end == 0 {
+			size *= 2 // one top-level node bigger than the part: widen it
+			continue
+		}
+		switch {
+		case r.res.ok == 0:
+			return false, errors.New("tree-sitter returned no tree")
+		case r.res.ok < 0:
+			return false, errors.New("out of memory collecting query matches")
+		}
+		hasErr = hasErr || r.res.has_error != 0
+		if r.res.len > 0 {
+			consume(unsafe.Slice((*uint32)(unsafe.Pointer(r.res.data)), int(r.res.len)), uint32(base))
+		}
+		if last {
+			break
+		}
+		base += int(r.res.safe_end)
+		size = r.chunkLen
+	}
+	return hasErr, nil
 }
 
 // close frees the C objects.

@@ -50,6 +50,11 @@ type Node struct {
 	Doc       string `json:"doc,omitempty"`
 	Hash      string `json:"hash,omitempty"`   // content hash of the node's source text
 	Parent    string `json:"parent,omitempty"` // ID of the containing node
+	// PathB64 is the exact bytes of Path, base64 (RFC 4648 standard), set only
+	// when Path is not valid UTF-8: JSON then shows Path with U+FFFD
+	// replacement characters, and this field keeps the real file name
+	// recoverable. See markRawPaths.
+	PathB64 string `json:"path_b64,omitempty"`
 }
 
 // Edge is a directed, typed edge. The graph is a multigraph: the same pair may

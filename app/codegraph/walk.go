@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,9 @@ type Problem struct {
 	Path    string `json:"path"`
 	Reason  string `json:"reason"`
 	Skipped bool   `json:"skipped"`
+	// PathB64 is the exact bytes of Path, base64, when Path is not valid
+	// UTF-8 (as Node.PathB64).
+	PathB64 string `json:"path_b64,omitempty"`
 }
 
 // walkFile is one file the walk selected.
@@ -49,6 +53,8 @@ type walkResult struct {
 	files    []walkFile
 	problems []Problem
 	info     *projectInfo
+	git      bool     // the file set came from git ls-files
+	notes    []string // why git was not used, when it failed (logged)
 }
 
 // ignoreLevel is one .gitignore on the way from the root to a path.
@@ -70,10 +76,109 @@ type walker struct {
 func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*language) (*walkResult, error) {
 	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[string]bool{},
 		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
+	entries, err := gitListFiles(ctx, root)
+	switch {
+	case err == nil && len(entries) > 0:
+		w.res.git = true
+		if err := w.fromGit(ctx, entries); err != nil {
+			return nil, err
+		}
+		return w.res, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && !errors.Is(err, errNotGit) && !errors.Is(err, exec.ErrNotFound):
+		w.res.notes = append(w.res.notes, "file set from git failed, walked the folder instead: "+err.Error())
+	}
 	if err := w.dir(ctx, "", nil); err != nil {
 		return nil, err
 	}
 	return w.res, nil
+}
+
+// fromGit selects the files to index from git's list. Tracked files are
+// always taken; untracked ones (not ignored by git) are still kept out of
+// dependency, cache and virtualenv folders (skipDirs, isVirtualenv), which
+// a project may not have told git to ignore yet. A submodule or nested
+// repository, listed as a folder, is walked.
+func (w *walker) fromGit(ctx context.Context, entries []gitEntry) error {
+	skippedDir := map[string]bool{} // memo: untracked folders to skip
+	inSkipped := func(rel string) bool {
+		dir := ""
+		for _, part := range strings.Split(path.Dir(rel), "/") {
+			if part == "." {
+				break
+			}
+			dir = path.Join(dir, part)
+			skip, ok := skippedDir[dir]
+			if !ok {
+				skip = skipDirs[part] || isVirtualenv(w.abs(dir))
+				skippedDir[dir] = skip
+			}
+			if skip {
+				return true
+			}
+		}
+		return false
+	}
+	for i, e := range entries {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if !e.tracked && inSkipped(e.rel) {
+			continue
+		}
+		name := path.Base(e.rel)
+		if name == "__init__.py" {
+			w.res.info.initDirs[relDir(e.rel)] = true
+		}
+		if e.dir {
+			if err := w.dir(ctx, e.rel, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		lang := w.byExt[path.Ext(name)]
+		eco := manifestEco[name]
+		if lang == nil && eco == "" {
+			continue
+		}
+		st, err := os.Lstat(w.abs(e.rel))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // a tracked file deleted from the work tree is simply absent
+				w.problem(e.rel, "unreadable: "+errReason(err), true)
+			}
+			continue
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			w.symlink(e.rel)
+		case st.IsDir():
+			if err := w.dir(ctx, e.rel, nil); err != nil { // a submodule
+				return err
+			}
+		case !st.Mode().IsRegular():
+			w.problem(e.rel, "not a regular file: "+fileKind(st.Mode()), true)
+		default:
+			w.add(e.rel, st, lang, eco)
+		}
+	}
+	return nil
+}
+
+// add selects one regular file for indexing (or reports it too big).
+func (w *walker) add(rel string, st fs.FileInfo, lang *language, eco string) {
+	if st.Size() > w.maxSize {
+		w.problem(rel, fmt.Sprintf("too big: %d bytes (limit %d)", st.Size(), w.maxSize), true)
+		return
+	}
+	dir := relDir(rel)
+	if path.Base(rel) == "go.mod" {
+		w.goMod(dir, rel)
+	}
+	w.res.info.dirs[dir] = true
+	w.res.files = append(w.res.files, walkFile{rel: rel, size: st.Size(), modTime: st.ModTime().UnixNano(), lang: lang, eco: eco})
 }
 
 // abs returns the absolute path of the root-relative path rel.
@@ -122,12 +227,22 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		w.problem(rel, "unreadable directory: "+errReason(err), true)
 		return nil
 	}
-	if gi, err := compileIgnore(filepath.Join(abs, ".gitignore")); err == nil {
-		levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
-	}
 	for _, e := range entries {
-		if e.Name() == "__init__.py" {
+		switch e.Name() {
+		case "__init__.py":
 			w.res.info.initDirs[rel] = true
+		case ".gitignore":
+			if e.Type()&fs.ModeSymlink != 0 {
+				// As git (2.32 and later): a symlinked .gitignore is not read.
+				w.problem(path.Join(rel, ".gitignore"), "symlink: not followed (as git does); its rules are not applied", true)
+				continue
+			}
+			gi, err := compileIgnore(filepath.Join(abs, ".gitignore"))
+			if err != nil {
+				w.problem(path.Join(rel, ".gitignore"), readReason(err)+" (its rules are not applied)", true)
+				continue
+			}
+			levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
 		}
 	}
 	for _, e := range entries {
@@ -135,7 +250,9 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		crel := path.Join(rel, name) // just name at the root: Join drops the empty element
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
-			w.symlink(crel)
+			if name != ".gitignore" { // reported above
+				w.symlink(crel)
+			}
 			continue
 		}
 		if e.IsDir() {
@@ -156,7 +273,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			continue
 		}
 		if !typ.IsRegular() {
-			w.problem(crel, "not a regular file", true)
+			w.problem(crel, "not a regular file: "+fileKind(typ), true)
 			continue
 		}
 		info, err := e.Info()
@@ -168,15 +285,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			}
 			continue
 		}
-		if info.Size() > w.maxSize {
-			w.problem(crel, fmt.Sprintf("too big: %d bytes (limit %d)", info.Size(), w.maxSize), true)
-			continue
-		}
-		if name == "go.mod" {
-			w.goMod(rel, crel)
-		}
-		w.res.info.dirs[rel] = true
-		w.res.files = append(w.res.files, walkFile{rel: crel, size: info.Size(), modTime: info.ModTime().UnixNano(), lang: lang, eco: eco})
+		w.add(crel, info, lang, eco)
 	}
 	return nil
 }
@@ -225,9 +334,9 @@ func (w *walker) symlink(rel string) {
 
 // goMod reads the module path of a go.mod.
 func (w *walker) goMod(dir, rel string) {
-	b, err := os.ReadFile(w.abs(rel))
+	b, err := readProjectFile(w.abs(rel), w.maxSize)
 	if err != nil {
-		return
+		return // processOne reads it again and reports why
 	}
 	if m := goModulePath(b); m != "" {
 		w.res.info.goModules[dir] = m
@@ -243,7 +352,15 @@ func errReason(err error) string {
 	return err.Error()
 }
 
-// compileIgnore reads one .gitignore file.
+// maxIgnoreFile caps the size of a .gitignore (git itself has no limit, but
+// a real one is a few KiB; a bigger one is someone's experiment).
+const maxIgnoreFile = 4 << 20
+
+// compileIgnore reads one .gitignore file (safely: see readProjectFile).
 func compileIgnore(file string) (*ignore.GitIgnore, error) {
-	return ignore.CompileIgnoreFile(file)
+	b, err := readProjectFile(file, maxIgnoreFile)
+	if err != nil {
+		return nil, err
+	}
+	return ignore.CompileIgnoreLines(strings.Split(string(b), "\n")...), nil
 }
