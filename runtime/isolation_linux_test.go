@@ -249,8 +249,10 @@ func TestForkBombAsUnprivilegedUser(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Fatal("still root")
 		}
-		res, err := New().Run(context.Background(), Spec{Command: []string{"sh", "-c", "while :; do sleep 30 & done"},
-			Limits: Limits{Procs: 20}, Timeout: 3 * time.Second, Dir: "/"})
+		// The exponential bomb: its processes die and respawn, so the tree
+		// hovers below the limit while every fork is refused.
+		res, err := New().Run(context.Background(), Spec{Command: []string{"bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 15"},
+			Limits: Limits{Procs: 30}, Timeout: 4 * time.Second, Dir: "/"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -98,7 +98,10 @@ func runtimeStart(t *testing.T, stdin io.Reader, args ...string) (*exec.Cmd, <-c
 func TestRuntimeDaemonClearingItsEnvironmentDies(t *testing.T) {
 	tok := runtimeToken(t)
 	runtimeCleanup(t, tok)
-	script := `setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; exit 0`
+	// As in the issue, with the escape between two samples: the daemon's
+	// parent exits at once, it has a session and group of its own and no
+	// environment marker; the token rides in the shell's command line.
+	script := `sleep 0.3; setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; sleep 0.3`
 	for i := 0; i < 5; i++ {
 		r := run(t, limits{Timeout: 30 * time.Second}, "exec", "--timeout", "10s", "--", "sh", "-c", script)
 		r.bounded(t)
@@ -193,6 +196,9 @@ func TestRuntimeForkBombAsUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Skip("no nobody user")
 	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
 	// The built binary sits in a private folder: nobody gets a copy.
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
@@ -205,7 +211,7 @@ func TestRuntimeForkBombAsUnprivilegedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--",
-		nb, "exec", "--procs", "20", "--timeout", "4s", "--", "sh", "-c", "while :; do sleep 30 & done")
+		nb, "exec", "--procs", "30", "--timeout", "4s", "--", "bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 15")
 	// A temp folder of its own: /tmp/go-graphviz may belong to root
 	// (a separate issue-14 item, not this case's subject).
 	tmp := filepath.Join(dir, "tmp")
@@ -239,13 +245,31 @@ func TestRuntimeForkBombAsUnprivilegedUser(t *testing.T) {
 // TestRuntimeStaleCgroupCleanupSparesOthers leaves another program's empty
 // codeloom-* cgroup (and an old-looking one) where exec's cleanup runs.
 func TestRuntimeStaleCgroupCleanupSparesOthers(t *testing.T) {
-	base := "/sys/fs/cgroup/pids"
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a pids cgroup")
 	}
-	if _, err := os.Stat(filepath.Join(base, "pids.max")); err != nil {
-		// cgroup v2: the runner's own cgroup is the base.
-		base = "/sys/fs/cgroup"
+	// Where exec makes its run cgroups: below this process's own pids
+	// cgroup (v1) or its own cgroup (v2), as codeloom will be there too.
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Skip(err)
+	}
+	base := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && strings.Contains(","+f[1]+",", ",pids,") {
+			base = filepath.Join("/sys/fs/cgroup/pids", f[2])
+		}
+	}
+	if base == "" {
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[0] == "0" && f[1] == "" {
+				base = filepath.Join("/sys/fs/cgroup", f[2])
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+		t.Skipf("no pids cgroup found (%q): %v", base, err)
 	}
 	tok := runtimeToken(t)
 	other := filepath.Join(base, "codeloom-"+tok)
