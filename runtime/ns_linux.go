@@ -3,7 +3,6 @@
 package runtime
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -23,8 +22,7 @@ import (
 // may create them (CAP_SYS_ADMIN, i.e. root here):
 //
 //   - first a holder is started with CLONE_NEWPID|CLONE_NEWNS: pid 1 of the
-//     new PID namespace, a shell that mounts the namespace's own /proc,
-//     ignores SIGCHLD (so orphans it inherits are reaped at once) and
+//     new PID namespace, a shell that ignores SIGCHLD (so orphans it inherits are reaped at once) and
 //     sleeps. Every orphan of the run is re-parented to it, whatever it did
 //     to its session, group or environment, so the tree is tracked by
 //     parentage; killing it makes the kernel kill everything left in the
@@ -32,7 +30,7 @@ import (
 //     SIGKILL, the holder dies and the kernel kills the rest;
 //   - a locked OS thread then joins the holder's namespaces with setns(2)
 //     (which affects only that thread and what it starts next), sets the
-//     mounts up and starts the program: pid 2 or so, a direct child of the
+//     mounts up (the namespace's own /proc among them) and starts the program: pid 2 or so, a direct child of the
 //     runner, so its status and rusage are exact and it is not an init with
 //     odd signal rules.
 //
@@ -44,10 +42,9 @@ import (
 // everywhere but the working directory and Spec.Writable, with fresh tmpfs
 // on /tmp and /dev/shm.
 
-// holderScript is the PID namespace's init. It waits on fd 4 until the
-// runner has made the mounts private, then mounts the namespace's own /proc
-// and says so on fd 3.
-const holderScript = `trap "" CHLD; read _ <&4; exec 4<&-; mount -t proc -o nosuid,nodev,noexec proc /proc 2>/dev/null && echo proc >&3 || echo noproc >&3; exec 3>&-; exec sleep 2147483647`
+// holderScript is the PID namespace's init: it ignores SIGCHLD, so the
+// orphans it inherits are reaped at once, and sleeps.
+const holderScript = `trap "" CHLD; exec sleep 2147483647`
 
 // confinedTmpSize bounds a confined run's private /tmp (tmpfs counts as
 // memory); a memory limit, when lower, bounds it instead.
@@ -134,8 +131,20 @@ func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
 		sb.confined = true
 		sb.confineNote = "read-only outside " + sb.writable[0] + ", private /tmp"
 	}
-	if err := sb.holderGo(); err != nil {
-		return fail("holder", err)
+	// The namespace's own /proc, so that /proc/<getpid()> is the program
+	// (the pidns= option needs Linux 6.15; without it /proc stays the
+	// host's, which /proc/self still reads right).
+	pidNSPath := "/proc/" + hp + "/ns/pid"
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns="+pidNSPath); err != nil {
+		sb.nsNote = "PID namespace with the host's /proc (" + err.Error() + ")"
+	} else if sb.confined {
+		// The kernel's tunables stay read-only.
+		if err := unix.Mount("/proc/sys", "/proc/sys", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fail("read-only /proc/sys", err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, "/proc/sys", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fail("read-only /proc/sys", err)
+		}
 	}
 	if err := unix.Setns(pidNS, unix.CLONE_NEWPID); err != nil {
 		return fail("join PID namespace", err)
@@ -166,54 +175,18 @@ func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
 }
 
 // startHolder starts the PID namespace's init in new PID and mount
-// namespaces; it waits for holderGo.
+// namespaces.
 func (sb *sandbox) startHolder() error {
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	goR, goW, err := os.Pipe()
-	if err != nil {
-		readyR.Close()
-		readyW.Close()
-		return err
-	}
 	h := exec.Command("/bin/sh", "-c", holderScript)
-	h.ExtraFiles = []*os.File{readyW, goR}
 	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS}
-	err = h.Start()
-	readyW.Close()
-	goR.Close()
-	if err != nil {
-		readyR.Close()
-		goW.Close()
+	if err := h.Start(); err != nil {
 		return err
 	}
 	sb.holder, sb.holderKilled = h, false
-	sb.holderReady, sb.holderGoW = readyR, goW
 	sb.holderDone = make(chan struct{})
 	done := sb.holderDone
 	go func() { _ = h.Wait(); close(done) }()
-	return nil
-}
-
-// holderGo lets the holder mount its /proc and waits until it has.
-func (sb *sandbox) holderGo() error {
-	defer sb.holderReady.Close()
-	_, err := sb.holderGoW.Write([]byte("go\n"))
-	sb.holderGoW.Close()
-	if err != nil {
-		return err
-	}
-	_ = sb.holderReady.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(sb.holderReady).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("no answer: %w", err)
-	}
-	if line != "proc\n" {
-		sb.nsNote = "PID namespace without its own /proc (mount failed)"
-	}
 	return nil
 }
 
@@ -224,8 +197,6 @@ func (sb *sandbox) killHolder() {
 		return
 	}
 	sb.holderKilled = true
-	sb.holderGoW.Close() // a holder still waiting for the go ends its read
-	sb.holderReady.Close()
 	_ = sb.holder.Process.Kill()
 	select {
 	case <-sb.holderDone:

@@ -79,8 +79,6 @@ type sandbox struct {
 	tmpSize       int64    // bytes of the private /tmp
 	holder        *exec.Cmd
 	holderDone    chan struct{}
-	holderReady   *os.File // the holder says /proc is mounted
-	holderGoW     *os.File // the runner says the mounts are private
 	holderKilled  bool
 	release       chan struct{} // closing it lets the start thread exit
 }
