@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -105,6 +104,7 @@ func runExec(ctx context.Context, env Env, args []string) int {
 	fs.Var(&outCap, "cap", "bytes of each output stream kept (default 4MB)")
 	procs := fs.Int("procs", 0, "most processes in the tree")
 	noNet := fs.Bool("no-net", false, "run without network access (reported when impossible)")
+	confine := fs.Bool("confine", true, "filesystem read-only outside the working folder, private /tmp (reported when impossible); --confine=false to turn off")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the output and a summary")
 	dir := fs.String("dir", "", "working directory; the run is recorded in its project history")
 	noRecord := fs.Bool("no-record", false, "do not record the run in the project history")
@@ -141,7 +141,7 @@ func runExec(ctx context.Context, env Env, args []string) int {
 	}
 	spec := runtime.Spec{
 		Command: command, Dir: *dir, Env: envs, DropEnv: drops, DotEnv: *dotenv,
-		Timeout: *timeout, Grace: *grace, OutputCap: int64(outCap), NoNetwork: *noNet,
+		Timeout: *timeout, Grace: *grace, OutputCap: int64(outCap), NoNetwork: *noNet, Confine: *confine,
 		SampleEvery: *sample, Origin: "exec",
 		Limits: runtime.Limits{CPUTime: *cpu, Memory: int64(mem), Procs: *procs, FileSize: int64(fsize)},
 	}
@@ -151,12 +151,9 @@ func runExec(ctx context.Context, env Env, args []string) int {
 	switch *stdinPath {
 	case "":
 	case "-":
-		b, err := io.ReadAll(env.Stdin)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "codeloom exec: read stdin: %v\n", err)
-			return ExitFailure
-		}
-		spec.Stdin = b
+		// Streamed, never read to the end first: a stdin that never
+		// closes must not keep the run from its timeout or a signal.
+		spec.StdinReader = env.Stdin
 	default:
 		b, err := os.ReadFile(*stdinPath)
 		if err != nil {
@@ -177,17 +174,21 @@ func runExec(ctx context.Context, env Env, args []string) int {
 			}
 		}
 	}
-	var opts []runtime.Option
+	var st *memory.Store
 	if *dir != "" && !*noRecord {
-		st, err := memory.OpenProject(*dir)
-		if err != nil {
+		var err error
+		if st, err = memory.OpenProject(*dir); err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom exec: not recording (history unavailable: %v)\n", err)
 		} else {
 			defer st.Close()
-			opts = append(opts, runtime.WithRecorder(st))
 		}
 	}
-	res, err := runtime.New(opts...).Run(ctx, spec)
+	res, err := runtime.New().Run(ctx, spec)
+	if st != nil {
+		if rerr := st.RecordRun(runtime.NewRecord(spec, res, err)); rerr != nil {
+			fmt.Fprintf(env.Stderr, "codeloom exec: not recorded: %v\n", rerr)
+		}
+	}
 	if err != nil {
 		if *asJSON {
 			writeJSONValue(env.Stdout, map[string]string{"error": err.Error()})
@@ -267,6 +268,11 @@ func execSummary(res runtime.Result) string {
 	if res.Truncated {
 		b.WriteString(" (output truncated)")
 	}
+	if res.Confined {
+		b.WriteString(" · filesystem confined")
+	} else if res.ConfineNote != "" {
+		b.WriteString(" · " + res.ConfineNote)
+	}
 	if res.NetworkIsolated {
 		b.WriteString(" · network isolated")
 	} else if res.NetworkNote != "" {
@@ -302,6 +308,8 @@ type execResultJSON struct {
 	StderrBase64    []byte           `json:"stderr_base64,omitempty"`
 	NetworkIsolated bool             `json:"network_isolated"`
 	NetworkNote     string           `json:"network_note,omitempty"`
+	Confined        bool             `json:"confined"`
+	ConfineNote     string           `json:"confine_note,omitempty"`
 	LimitNotes      []string         `json:"limit_notes,omitempty"`
 	Samples         []execSampleJSON `json:"samples"`
 }
@@ -323,6 +331,7 @@ func execJSON(res runtime.Result) execResultJSON {
 		PeakRSS: res.PeakRSS, StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes, Truncated: res.Truncated,
 		Stdout: strings.ToValidUTF8(string(res.Stdout), "\uFFFD"), Stderr: strings.ToValidUTF8(string(res.Stderr), "\uFFFD"),
 		NetworkIsolated: res.NetworkIsolated, NetworkNote: res.NetworkNote, LimitNotes: res.LimitNotes,
+		Confined: res.Confined, ConfineNote: res.ConfineNote,
 		Samples: []execSampleJSON{},
 	}
 	if !utf8.Valid(res.Stdout) {

@@ -39,6 +39,7 @@ func runTest(ctx context.Context, env Env, args []string) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit for the whole test run")
 	framework := fs.String("framework", "", "force pytest, unittest, go or npm instead of detecting")
 	noNet := fs.Bool("no-net", false, "run the tests without network access")
+	confine := fs.Bool("confine", true, "filesystem read-only outside the project (and the toolchain's caches), private /tmp; --confine=false to turn off")
 	quiet := fs.Bool("quiet", false, "do not stream the test runner's output")
 	noRecord := fs.Bool("no-record", false, "do not record the run in the project history")
 	fs.Usage = func() {
@@ -56,7 +57,7 @@ func runTest(ctx context.Context, env Env, args []string) int {
 	if code := checkDir(env, "test", dir); code != ExitOK {
 		return code
 	}
-	opts := runtime.TestOptions{Framework: *framework, Timeout: *timeout, NoNetwork: *noNet}
+	opts := runtime.TestOptions{Framework: *framework, Timeout: *timeout, NoNetwork: *noNet, Unconfined: !*confine}
 	if !*asJSON && !*quiet {
 		var mu sync.Mutex
 		opts.OnOutput = func(_ runtime.Stream, b []byte) {
@@ -65,17 +66,21 @@ func runTest(ctx context.Context, env Env, args []string) int {
 			env.Stderr.Write(b)
 		}
 	}
-	var ropts []runtime.Option
+	var st *memory.Store
 	if !*noRecord {
-		st, err := memory.OpenProject(dir)
-		if err != nil {
+		var err error
+		if st, err = memory.OpenProject(dir); err != nil {
 			fmt.Fprintf(env.Stderr, "codeloom test: not recording (history unavailable: %v)\n", err)
 		} else {
 			defer st.Close()
-			ropts = append(ropts, runtime.WithRecorder(st))
 		}
 	}
-	rep, err := runtime.RunTests(ctx, runtime.New(ropts...), dir, opts)
+	rep, err := runtime.RunTests(ctx, runtime.New(), dir, opts)
+	if st != nil && rep.Record != nil {
+		if rerr := st.RecordRun(*rep.Record); rerr != nil {
+			fmt.Fprintf(env.Stderr, "codeloom test: not recorded: %v\n", rerr)
+		}
+	}
 	if err != nil {
 		if *asJSON {
 			writeJSONValue(env.Stdout, map[string]string{"dir": dir, "error": err.Error()})

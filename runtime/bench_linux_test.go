@@ -68,6 +68,7 @@ func BenchmarkRunWithLimits(b *testing.B) {
 		{"rlimits", Spec{Limits: Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, FileSize: 64 << 20}}},
 		{"procs", Spec{Limits: Limits{Procs: 64}}},
 		{"no-net", Spec{NoNetwork: true}},
+		{"confine", Spec{Confine: true}},
 		{"all", Spec{Limits: all, NoNetwork: true}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -85,7 +86,11 @@ func execute(ctx context.Context, spec Spec, res Result, env []string, id string
 		return res, fmt.Errorf("run: stderr pipe: %w", err)
 	}
 	var inR, inW *os.File
-	if spec.Stdin != nil {
+	var inFile *os.File // handed to the program as is
+	if spec.Stdin == nil && spec.StdinReader != nil {
+		inFile, _ = spec.StdinReader.(*os.File)
+	}
+	if spec.Stdin != nil || (spec.StdinReader != nil && inFile == nil) {
 		if inR, inW, err = os.Pipe(); err != nil {
 			outR.Close()
 			outW.Close()
@@ -96,19 +101,21 @@ func execute(ctx context.Context, spec Spec, res Result, env []string, id string
 	}
 	newCmd := func() *exec.Cmd {
 		argv := sb.argv()
-		cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: spec.Dir, Env: env, Stdout: outW, Stderr: errW, SysProcAttr: sb.attr()}
+		cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: sb.dir(), Env: env, Stdout: outW, Stderr: errW, SysProcAttr: sb.attr()}
 		if inR != nil {
 			cmd.Stdin = inR
+		} else if inFile != nil {
+			cmd.Stdin = inFile
 		}
 		return cmd
 	}
 	cmd := newCmd()
 	res.Started = time.Now()
-	err = cmd.Start()
+	err = sb.start(cmd)
 	if err != nil && sb.dropIsolation(err) {
 		cmd = newCmd()
 		res.Started = time.Now()
-		err = cmd.Start()
+		err = sb.start(cmd)
 	}
 	outW.Close()
 	errW.Close()
@@ -131,11 +138,19 @@ func execute(ctx context.Context, spec Spec, res Result, env []string, id string
 	readers.Add(2)
 	go pump(outR, outBuf, Stdout, spec.OnOutput, &readers)
 	go pump(errR, errBuf, Stderr, spec.OnOutput, &readers)
-	if inW != nil {
+	if inW != nil && spec.Stdin != nil {
 		go func() {
 			// A program that exits or closes stdin early makes this fail
 			// with EPIPE; that is the program's choice, not an error.
 			_, _ = inW.Write(spec.Stdin)
+			inW.Close()
+		}()
+	} else if inW != nil {
+		// Not waited for: a reader that never ends (a terminal, a pipe
+		// nobody closes) must not hold the run. Once the run is over the
+		// pipe is closed, and the copy stops at its next write.
+		go func() {
+			_, _ = io.Copy(inW, spec.StdinReader)
 			inW.Close()
 		}()
 	}
@@ -188,6 +203,11 @@ loop:
 			res.TimedOut = true
 			if res.Limit == "" {
 				res.Limit = LimitTimeout
+				// A tree held at its process limit until the timeout
+				// (a fork bomb) was ended by that limit.
+				if spec.Limits.Procs > 0 && (sb.procsRefused() || sb.procsAtLimit(sb.scan())) {
+					res.Limit = LimitProcs
+				}
 			}
 			stop()
 		case <-graceC:
@@ -262,6 +282,7 @@ loop:
 	}
 	res.NetworkIsolated, res.NetworkNote = sb.network()
 	res.LimitNotes = sb.notes()
+	res.Confined, res.ConfineNote = sb.confinement()
 	return res, nil
 }
 

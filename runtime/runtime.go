@@ -10,9 +10,13 @@
 //
 // Linux is the fully supported platform: rlimits are applied with prlimit(1)
 // before the program starts, a pids cgroup bounds the tree when the runner may
-// create one (root), a new user+network namespace isolates the network, and the
-// tree is tracked by process group, parentage and an environment marker so
-// that daemonised grandchildren are found and killed too. Other platforms
+// create one (root), a network namespace isolates the network, and the tree
+// runs in its own PID namespace when the runner may create one (root), which
+// no child can leave: daemons are found and killed, and the tree dies with
+// the runner even when the runner is SIGKILLed. A mount namespace confines
+// the filesystem on request (Spec.Confine). Without privileges the tree is
+// tracked by process group, parentage and an environment marker, and
+// Result.LimitNotes and ConfineNote say what could not be had. Other platforms
 // build and run programs with timeouts and metrics, and report that limits and
 // network isolation are unavailable.
 package runtime
@@ -23,13 +27,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
-
-	"codeloom/app/memory"
 )
 
 // Defaults applied to zero fields of a Spec.
@@ -94,6 +97,12 @@ type Spec struct {
 	DropEnv []string
 	// Stdin is written to the program's standard input; nil means /dev/null.
 	Stdin []byte
+	// StdinReader, when set (and Stdin is nil), is the program's standard
+	// input, streamed as it is read. An *os.File is handed to the program
+	// as is; any other reader is copied by a goroutine that the run never
+	// waits for, so a reader that never ends cannot hold the run past its
+	// timeout.
+	StdinReader io.Reader
 	// Timeout ends the run (DefaultTimeout when zero; negative means none).
 	Timeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace when zero).
@@ -105,6 +114,14 @@ type Spec struct {
 	Limits Limits
 	// NoNetwork asks for a run without network access.
 	NoNetwork bool
+	// Confine asks for a confined filesystem: everything read-only but the
+	// working directory (Dir, or the current one) and Writable, with a
+	// private, empty /tmp (and /dev/shm). Result.Confined and ConfineNote
+	// say whether it was possible (a mount namespace needs root here).
+	Confine bool
+	// Writable lists extra directories a confined run may write (a build
+	// cache, for instance). Missing ones are skipped.
+	Writable []string
 	// SampleEvery is the metrics sampling period (DefaultSampleEvery when
 	// zero; negative disables live samples, final metrics are still taken).
 	SampleEvery time.Duration
@@ -154,8 +171,12 @@ type Result struct {
 	StderrBytes int64  `json:"stderr_bytes"`
 	Truncated   bool   `json:"truncated"` // some output was dropped at OutputCap
 
-	NetworkIsolated bool   `json:"network_isolated"`
-	NetworkNote     string `json:"network_note,omitempty"`
+	NetworkIsolated bool `json:"network_isolated"`
+	// Confined says the filesystem was confined as Spec.Confine asked;
+	// ConfineNote says how, or why not.
+	Confined    bool   `json:"confined"`
+	ConfineNote string `json:"confine_note,omitempty"`
+	NetworkNote string `json:"network_note,omitempty"`
 	// LimitNotes says which requested limits could not be enforced and why.
 	LimitNotes []string `json:"limit_notes,omitempty"`
 
@@ -172,11 +193,6 @@ func (r Result) OK() bool {
 // substitute their own.
 type Runner interface {
 	Run(ctx context.Context, spec Spec) (Result, error)
-}
-
-// Recorder stores finished runs; *memory.Store satisfies it.
-type Recorder interface {
-	AddRun(memory.RunRecord) (string, error)
 }
 
 // Option configures a LocalRunner.
@@ -223,7 +239,7 @@ func (r *LocalRunner) Run(ctx context.Context, spec Spec) (Result, error) {
 		r.log.Debug("runtime: run not started", "command", spec.Command, "err", err)
 	}
 	if r.rec != nil {
-		if _, rerr := r.rec.AddRun(toRecord(spec, res, err)); rerr != nil {
+		if rerr := r.rec.RecordRun(NewRecord(spec, res, err)); rerr != nil {
 			r.log.Warn("runtime: could not record run", "err", rerr)
 		}
 	}
@@ -249,6 +265,7 @@ func (r *LocalRunner) run(ctx context.Context, spec Spec) (Result, error) {
 			return res, fmt.Errorf("run snippet: %w", err)
 		}
 		defer os.RemoveAll(tmp)
+		spec.Writable = append(spec.Writable[:len(spec.Writable):len(spec.Writable)], tmp)
 		argv, err = snippetCommand(spec, tmp)
 		if err != nil {
 			return res, err
@@ -271,6 +288,10 @@ func (r *LocalRunner) run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	env = append(env, MarkerEnv+"="+id)
+	if spec.Confine {
+		// The confined run's only writable temporary folder.
+		env = append(env, "TMPDIR=/tmp")
+	}
 	if r.samples != nil {
 		user := spec.OnSample
 		ch := r.samples
@@ -332,52 +353,4 @@ func newRunID() (string, error) {
 		return "", fmt.Errorf("run id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
-}
-
-// recordedOutputCap bounds the output stored in history per stream, and
-// recordedSamples the number of samples.
-const (
-	recordedOutputCap = 256 << 10
-	recordedSamples   = 600
-)
-
-func toRecord(spec Spec, res Result, err error) memory.RunRecord {
-	cmd := res.Command
-	if len(cmd) == 0 {
-		cmd = spec.Command
-	}
-	rec := memory.RunRecord{
-		Start: res.Started, Origin: spec.Origin, Command: cmd, Dir: spec.Dir,
-		ExitCode: res.ExitCode, Signal: res.Signal, Limit: res.Limit, TimedOut: res.TimedOut,
-		Wall: res.Wall, CPUUser: res.CPUUser, CPUSys: res.CPUSys, PeakRSS: res.PeakRSS,
-		StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes, Truncated: res.Truncated,
-	}
-	if rec.Origin == "" {
-		rec.Origin = "run"
-	}
-	if rec.Start.IsZero() {
-		rec.Start = time.Now()
-	}
-	if err != nil {
-		rec.Err = err.Error()
-		rec.ExitCode = -1
-	}
-	out, tr1 := clip(res.Stdout, recordedOutputCap)
-	errOut, tr2 := clip(res.Stderr, recordedOutputCap)
-	rec.Stdout, rec.Stderr = string(out), string(errOut)
-	rec.Truncated = rec.Truncated || tr1 || tr2
-	// Long runs are thinned evenly to bound the record's size.
-	step := max(1, (len(res.Samples)+recordedSamples-1)/recordedSamples)
-	for i := 0; i < len(res.Samples); i += step {
-		s := res.Samples[i]
-		rec.Samples = append(rec.Samples, memory.Sample{At: s.At, CPUPercent: s.CPUPercent, RSS: s.RSS})
-	}
-	return rec
-}
-
-func clip(b []byte, n int) ([]byte, bool) {
-	if len(b) <= n {
-		return b, false
-	}
-	return b[:n], true
 }

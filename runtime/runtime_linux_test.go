@@ -224,11 +224,14 @@ func TestDaemonAndSigtermIgnorerLeaveNoSurvivor(t *testing.T) {
 	// The main process ignores SIGTERM; a child daemonises with setsid
 	// (new session, new process group, parent exits) and ignores SIGTERM
 	// too.
+	// Inside the run's PID namespace $$ is not the host's pid: the
+	// processes are found again by a token in their command line.
+	tok := uniqueToken(t)
 	script := `
 trap '' TERM
-( setsid sh -c 'trap "" TERM; echo $$ > daemon.pid; while :; do sleep 1; done' & )
+( setsid sh -c 'trap "" TERM; echo $$ > daemon.pid; while :; do sleep 1; done # daemon-` + tok + `' & )
 echo $$ > main.pid
-while :; do sleep 1; done
+while :; do sleep 1; done # main-` + tok + `
 `
 	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, Timeout: 1500 * time.Millisecond, Grace: 300 * time.Millisecond})
 	if !res.TimedOut {
@@ -238,21 +241,26 @@ while :; do sleep 1; done
 		t.Fatalf("signal %q, want SIGKILL (SIGTERM is ignored)", res.Signal)
 	}
 	for _, f := range []string{"main.pid", "daemon.pid"} {
-		if pid := readPid(t, filepath.Join(dir, f)); alive(pid) {
-			t.Errorf("%s: pid %d survived", f, pid)
+		readPid(t, filepath.Join(dir, f)) // both started
+	}
+	for _, who := range []string{"main-", "daemon-"} {
+		if left := survivors(who + tok); len(left) > 0 {
+			t.Errorf("%s: pids %v survived", who, left)
 		}
 	}
 }
 
 func TestDaemonLeftByFinishedProgramIsKilled(t *testing.T) {
 	dir := t.TempDir()
-	script := `( setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' > /dev/null 2>&1 & ); sleep 0.3; exit 0`
+	tok := uniqueToken(t)
+	script := `( setsid sh -c 'echo $$ > daemon.pid; sleep 300; : ` + tok + `' > /dev/null 2>&1 & ); sleep 0.3; exit 0`
 	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir})
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d", res.ExitCode)
 	}
-	if pid := readPid(t, filepath.Join(dir, "daemon.pid")); alive(pid) {
-		t.Fatalf("daemon %d survived the run", pid)
+	readPid(t, filepath.Join(dir, "daemon.pid"))
+	if left := survivors(tok); len(left) > 0 {
+		t.Fatalf("daemon %v survived the run", left)
 	}
 }
 

@@ -67,6 +67,20 @@ type sandbox struct {
 	pageSize    int64
 	scans       int
 	buf         [4096]byte // /proc/<pid>/stat reads
+
+	// Namespaces (see ns_linux.go).
+	nsWanted      bool     // try a PID+mount namespace
+	nsNote        string   // why there is none, when there is none
+	confineWanted bool     // Spec.Confine, until found impossible
+	confined      bool     // the filesystem is confined
+	confineNote   string   // how, or why not
+	workdir       string   // the run's working directory (absolute)
+	writable      []string // workdir first, then Spec.Writable
+	tmpSize       int64    // bytes of the private /tmp
+	holder        *exec.Cmd
+	holderDone    chan struct{}
+	holderKilled  bool
+	release       chan struct{} // closing it lets the start thread exit
 }
 
 func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
@@ -80,6 +94,21 @@ func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox
 		notOurs:  map[int]uint64{},
 		pageSize: int64(os.Getpagesize()),
 	}
+	wd := spec.Dir
+	if wd == "" {
+		wd, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(wd); err == nil {
+		wd = abs
+	}
+	sb.workdir = wd
+	sb.nsWanted = true
+	sb.confineWanted = spec.Confine
+	sb.writable = append([]string{wd}, spec.Writable...)
+	sb.tmpSize = confinedTmpSize
+	if spec.Limits.Memory > 0 {
+		sb.tmpSize = min(sb.tmpSize, max(spec.Limits.Memory, 1<<20))
+	}
 	l := spec.Limits
 	if l.CPUTime < 0 || l.Memory < 0 || l.Procs < 0 || l.FileSize < 0 {
 		return nil, fmt.Errorf("run: negative limit in %+v", l)
@@ -91,6 +120,8 @@ func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox
 			// can be made, else only the watchdog counts.
 			if dir, err := makePidsCgroup(id, l.Procs); err == nil {
 				sb.cgroup, sb.cgroupDir = dir, dir
+				// A confined program joins it through this file alone.
+				sb.writable = append(sb.writable, filepath.Join(dir, "cgroup.procs"))
 			} else {
 				sb.limNotes = append(sb.limNotes, "procs: running as root without a usable pids cgroup ("+err.Error()+"); enforced by the sampling watchdog only")
 			}
@@ -146,7 +177,18 @@ func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox
 func (sb *sandbox) argv() []string             { return sb.wrapped }
 func (sb *sandbox) attr() *syscall.SysProcAttr { return sb.sys }
 func (sb *sandbox) network() (bool, string)    { return sb.netOK, sb.netNote }
-func (sb *sandbox) notes() []string            { return sb.limNotes }
+func (sb *sandbox) dir() string                { return sb.workdir }
+
+// notes lists the limits and tracking that could not be had.
+func (sb *sandbox) notes() []string {
+	if sb.nsNote != "" {
+		return append(sb.limNotes[:len(sb.limNotes):len(sb.limNotes)], sb.nsNote)
+	}
+	return sb.limNotes
+}
+
+// confinement says whether the filesystem was confined, and how or why not.
+func (sb *sandbox) confinement() (bool, string) { return sb.confined, sb.confineNote }
 
 // dropIsolation turns network isolation off after a failed start and reports
 // whether a retry makes sense.
@@ -332,11 +374,13 @@ func (sb *sandbox) scanProcs(full bool) snapshot {
 	}
 	// Children of members, to a fixed point (a parent may be listed after
 	// its child).
+	holder := sb.holderPid()
 	for changed := true; changed; {
 		changed = false
 		rest := pending[:0]
 		for _, st := range pending {
-			if m, ok := sb.members[st.ppid]; ok && m.alive {
+			// Orphans are re-parented to the PID namespace's holder.
+			if m, ok := sb.members[st.ppid]; (ok && m.alive) || (holder != 0 && st.ppid == holder) {
 				add(st)
 				changed = true
 			} else {
@@ -416,6 +460,8 @@ func (sb *sandbox) limitHit(s snapshot) string {
 		return LimitProcs
 	case l.Procs > 0 && sb.cgroup == "" && s.procs >= l.Procs:
 		return LimitProcs
+	case l.Procs > 0 && sb.cgroup == "" && 2*s.procs >= l.Procs && sb.procsAtLimit(s):
+		return LimitProcs
 	case l.Memory > 0 && s.rss > l.Memory:
 		return LimitMemory
 	case l.CPUTime > 0 && s.cpuUser+s.cpuSys > l.CPUTime:
@@ -424,21 +470,16 @@ func (sb *sandbox) limitHit(s snapshot) string {
 	return ""
 }
 
-// procsRefused reports whether the pids cgroup refused a fork.
-func (sb *sandbox) procsRefused() bool {
-	if sb.cgroup == "" {
+// procsAtLimit reports whether RLIMIT_NPROC is holding the tree back: the
+// tree is alive and the user's tasks have reached the limit the run was
+// given (the user's other tasks, the runner's threads among them, count
+// too, so the tree alone may stay below Limits.Procs while every fork is
+// refused). It scans all of /proc: call it only when the tree is large.
+func (sb *sandbox) procsAtLimit(s snapshot) bool {
+	if sb.nproc == 0 || s.procs == 0 {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(sb.cgroup, "pids.events"))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "max" && f[1] != "0" {
-			return true
-		}
-	}
-	return false
+	return uint64(userTasks(os.Geteuid())) >= sb.nproc
 }
 
 // signalTree sends sig to the process group and every live member.
@@ -469,6 +510,8 @@ func (sb *sandbox) terminate() {
 
 // killAll SIGKILLs the tree until a scan finds no live member.
 func (sb *sandbox) killAll() {
+	// The kernel kills whatever is left in the PID namespace.
+	sb.killHolder()
 	for round := 0; round < 200; round++ {
 		// The first round only looks at processes born during the run;
 		// if anything is left, later rounds look everywhere.
@@ -485,6 +528,8 @@ func (sb *sandbox) killAll() {
 func (sb *sandbox) final() snapshot { return sb.totals() }
 
 func (sb *sandbox) close() {
+	sb.killHolder()
+	sb.releaseThread()
 	if sb.cgroupDir == "" {
 		return
 	}
@@ -553,71 +598,6 @@ func userTasks(uid int) int {
 		}
 	}
 	return n
-}
-
-// makePidsCgroup creates a pids cgroup below the runner's own one with
-// pids.max = procs and returns its directory.
-func makePidsCgroup(id string, procs int) (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", fmt.Errorf("pids cgroup: %w", err)
-	}
-	var bases []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case strings.Contains(","+parts[1]+",", ",pids,"):
-			bases = append(bases, filepath.Join("/sys/fs/cgroup/pids", parts[2]))
-		case parts[1] == "" && parts[0] == "0":
-			bases = append(bases, filepath.Join("/sys/fs/cgroup", parts[2]))
-		}
-	}
-	var lastErr error = errors.New("no pids controller mounted")
-	for _, base := range bases {
-		removeStaleCgroups(base)
-		dir := filepath.Join(base, "codeloom-"+id)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			lastErr = err
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(procs)), 0o644); err != nil {
-			os.Remove(dir)
-			lastErr = err
-			continue
-		}
-		return dir, nil
-	}
-	return "", fmt.Errorf("pids cgroup: %w", lastErr)
-}
-
-// removeStaleCgroups removes empty run cgroups left by runners that died
-// mid-run (older than a minute, so none that is just being set up).
-func removeStaleCgroups(base string) {
-	old, _ := filepath.Glob(filepath.Join(base, "codeloom-*"))
-	for _, dir := range old {
-		fi, err := os.Stat(dir)
-		if err != nil || time.Since(fi.ModTime()) < time.Minute || len(cgroupPids(dir)) > 0 {
-			continue
-		}
-		_ = os.Remove(dir) // fails harmlessly if in use
-	}
-}
-
-func cgroupPids(dir string) []int {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // exitStatus returns the exit code (-1 when signalled) and the signal name.

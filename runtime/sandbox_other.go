@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/exec"
 	"syscall"
 	"time"
 
@@ -23,6 +24,8 @@ type sandbox struct {
 	netWanted bool
 	notesList []string
 	seen      map[int32]*member
+	dirName   string
+	confine   bool
 }
 
 type member struct {
@@ -32,7 +35,8 @@ type member struct {
 }
 
 func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
-	sb := &sandbox{log: log, limits: spec.Limits, prog: prog, netWanted: spec.NoNetwork, seen: map[int32]*member{}}
+	sb := &sandbox{log: log, limits: spec.Limits, prog: prog, netWanted: spec.NoNetwork, seen: map[int32]*member{},
+		dirName: spec.Dir, confine: spec.Confine}
 	l := spec.Limits
 	if l.CPUTime > 0 || l.Memory > 0 || l.FileSize > 0 || l.Procs > 0 {
 		sb.notesList = append(sb.notesList, "rlimits are Linux-only here; CPU, memory and process limits are enforced by the sampling watchdog only")
@@ -45,7 +49,18 @@ func (sb *sandbox) attr() *syscall.SysProcAttr { return nil }
 func (sb *sandbox) dropIsolation(error) bool   { return false }
 func (sb *sandbox) notes() []string            { return sb.notesList }
 func (sb *sandbox) procsRefused() bool         { return false }
+func (sb *sandbox) procsAtLimit(snapshot) bool { return false }
 func (sb *sandbox) close()                     {}
+func (sb *sandbox) dir() string                { return sb.dirName }
+func (sb *sandbox) start(cmd *exec.Cmd) error  { return cmd.Start() }
+
+// confinement reports that filesystem confinement is Linux-only.
+func (sb *sandbox) confinement() (bool, string) {
+	if sb.confine {
+		return false, "filesystem NOT confined: mount namespaces are Linux-only"
+	}
+	return false, ""
+}
 
 func (sb *sandbox) network() (bool, string) {
 	if sb.netWanted {

@@ -37,6 +37,11 @@ type TestOptions struct {
 	Limits Limits
 	// NoNetwork runs the tests without network access.
 	NoNetwork bool
+	// Unconfined turns off the filesystem confinement test runs get by
+	// default (see Spec.Confine): tests are generated or changed code.
+	// The toolchain's caches (Go's build and module caches, npm's) stay
+	// writable.
+	Unconfined bool
 	// Origin labels the run in history ("test" when empty).
 	Origin string
 	// OnOutput and OnSample stream the run live, as in Spec.
@@ -56,6 +61,8 @@ type TestReport struct {
 	// runner crashed before reporting, or printed an unknown format).
 	Parsed bool   `json:"parsed"`
 	Result Result `json:"result"`
+	// Record is the run's record for history, nil when nothing ran.
+	Record *RunRecord `json:"-"`
 }
 
 // OK reports whether the tests ran and none failed.
@@ -196,6 +203,7 @@ func RunTests(ctx context.Context, r Runner, projectDir string, opts TestOptions
 	spec := Spec{
 		Command: argv, Dir: projectDir, Timeout: timeout, Limits: opts.Limits,
 		NoNetwork: opts.NoNetwork, Origin: origin, OnSample: opts.OnSample,
+		Confine: !opts.Unconfined, Writable: toolCaches(ctx, fw),
 		// Keep the project clean: no bytecode caches written by the run.
 		Env: []string{"PYTHONDONTWRITEBYTECODE=1"},
 		OnOutput: func(s Stream, b []byte) {
@@ -206,13 +214,34 @@ func RunTests(ctx context.Context, r Runner, projectDir string, opts TestOptions
 		},
 	}
 	res, err := r.Run(ctx, spec)
-	rep := TestReport{Framework: fw, Command: argv, Result: res}
+	rec := NewRecord(spec, res, err)
+	rep := TestReport{Framework: fw, Command: argv, Result: res, Record: &rec}
 	if err != nil {
 		return rep, fmt.Errorf("run tests: %w", err)
 	}
 	counter.finish()
 	rep.Passed, rep.Failed, rep.Skipped, rep.Errors, rep.Parsed = counter.counts()
 	return rep, nil
+}
+
+// toolCaches lists the caches a framework's toolchain writes outside the
+// project, which a confined run keeps writable.
+func toolCaches(ctx context.Context, fw string) []string {
+	var dirs []string
+	switch fw {
+	case FrameworkGo:
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "go", "env", "GOCACHE", "GOMODCACHE").Output()
+		if err == nil {
+			dirs = append(dirs, strings.Fields(string(out))...)
+		}
+	case FrameworkNpm:
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".npm"))
+		}
+	}
+	return dirs
 }
 
 // testCounter parses a test runner's output line by line as it streams.

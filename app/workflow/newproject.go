@@ -135,6 +135,12 @@ func (b *buffer) AddRun(r memory.RunRecord) (string, error) {
 	return fmt.Sprint(len(b.runs)), nil
 }
 
+// RecordRun keeps a run handed over by the runtime.
+func (b *buffer) RecordRun(r runtime.RunRecord) error {
+	_, err := b.AddRun(memory.RunFromRuntime(r))
+	return err
+}
+
 // flush writes the buffered records and the summary into the project's store.
 func (b *buffer) flush(dest string, summary *ProjectSummary) error {
 	st, err := memory.OpenProject(dest)

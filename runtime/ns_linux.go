@@ -1,0 +1,324 @@
+//go:build linux
+
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A run is started in its own PID and mount namespaces whenever the runner
+// may create them (CAP_SYS_ADMIN, i.e. root here):
+//
+//   - first a holder is started with CLONE_NEWPID|CLONE_NEWNS: pid 1 of the
+//     new PID namespace, a shell that ignores SIGCHLD (so orphans it inherits are reaped at once) and
+//     sleeps. Every orphan of the run is re-parented to it, whatever it did
+//     to its session, group or environment, so the tree is tracked by
+//     parentage; killing it makes the kernel kill everything left in the
+//     namespace. It has Pdeathsig, so when the runner dies, even by
+//     SIGKILL, the holder dies and the kernel kills the rest;
+//   - a locked OS thread then joins the holder's namespaces with setns(2)
+//     (which affects only that thread and what it starts next), sets the
+//     mounts up (the namespace's own /proc among them) and starts the program: pid 2 or so, a direct child of the
+//     runner, so its status and rusage are exact and it is not an init with
+//     odd signal rules.
+//
+// The thread stays alive, parked, until the run is over (Pdeathsig fires
+// when the thread that started a child exits), then exits with its
+// goroutine, taking its namespaces along.
+//
+// For a confined run (Spec.Confine) the mount namespace is made read-only
+// everywhere but the working directory and Spec.Writable, with fresh tmpfs
+// on /tmp and /dev/shm.
+
+// holderScript is the PID namespace's init: it ignores SIGCHLD, so the
+// orphans it inherits are reaped at once, and sleeps.
+const holderScript = `trap "" CHLD; exec sleep 2147483647`
+
+// confinedTmpSize bounds a confined run's private /tmp (tmpfs counts as
+// memory); a memory limit, when lower, bounds it instead.
+const confinedTmpSize = 512 << 20
+
+// errNoNamespace is returned when the namespaces could not be set up;
+// nothing was started in them, and the start is retried without.
+var errNoNamespace = errors.New("no namespace")
+
+// start starts cmd, in new namespaces when possible (see above).
+func (sb *sandbox) start(cmd *exec.Cmd) error {
+	for {
+		if !sb.nsWanted {
+			return cmd.Start()
+		}
+		sb.releaseThread()
+		done := make(chan error, 1)
+		release := make(chan struct{})
+		go func() {
+			// Never unlocked: the thread carries the namespaces and is the
+			// parent whose exit triggers Pdeathsig, so it lives until the
+			// run is over and then exits with this goroutine.
+			goruntime.LockOSThread()
+			done <- sb.startIsolated(cmd)
+			<-release
+		}()
+		err := <-done
+		sb.release = release
+		if errors.Is(err, errNoNamespace) {
+			sb.log.Debug("runtime: no namespaces", "err", err)
+			if sb.nsNote == "" {
+				sb.nsNote = "no PID namespace (" + err.Error() + "): a daemon that leaves its session and environment may outlive the run"
+			}
+			if sb.confineWanted {
+				sb.confineNote = "filesystem NOT confined: " + err.Error()
+				sb.confineWanted = false
+			}
+			sb.nsWanted = false
+			continue
+		}
+		return err
+	}
+}
+
+// startIsolated runs on the locked thread: it starts the holder in new PID
+// and mount namespaces, joins them (only this thread, and only for what it
+// starts next), sets the mounts up and starts cmd.
+func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
+	if err := sb.startHolder(); err != nil {
+		return fmt.Errorf("%w: %v", errNoNamespace, err)
+	}
+	hp := strconv.Itoa(sb.holderPid())
+	fail := func(what string, err error) error {
+		sb.killHolder()
+		sb.holder = nil
+		return fmt.Errorf("%w: %s: %v", errNoNamespace, what, err)
+	}
+	mntNS, err := unix.Open("/proc/"+hp+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail("open mount namespace", err)
+	}
+	defer unix.Close(mntNS)
+	pidNS, err := unix.Open("/proc/"+hp+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail("open PID namespace", err)
+	}
+	defer unix.Close(pidNS)
+	// Joining a mount namespace needs a thread of its own filesystem
+	// context (root, cwd), which Go threads share.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fail("unshare fs", err)
+	}
+	if err := unix.Setns(mntNS, unix.CLONE_NEWNS); err != nil {
+		return fail("join mount namespace", err)
+	}
+	// Nothing done from here on may reach the runner's own mounts.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail("private mounts", err)
+	}
+	if sb.confineWanted {
+		if err := confineMounts(sb.writable, sb.tmpSize); err != nil {
+			return fail("confine", err)
+		}
+		sb.confined = true
+		sb.confineNote = "read-only outside " + sb.writable[0] + ", private /tmp"
+	}
+	// The namespace's own /proc, so that /proc/<getpid()> is the program
+	// (the pidns= option needs Linux 6.15; without it /proc stays the
+	// host's, which /proc/self still reads right).
+	pidNSPath := "/proc/" + hp + "/ns/pid"
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns="+pidNSPath); err != nil {
+		sb.nsNote = "PID namespace with the host's /proc (" + err.Error() + ")"
+	} else if sb.confined {
+		// The kernel's tunables stay read-only.
+		if err := unix.Mount("/proc/sys", "/proc/sys", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fail("read-only /proc/sys", err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, "/proc/sys", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fail("read-only /proc/sys", err)
+		}
+	}
+	if err := unix.Setns(pidNS, unix.CLONE_NEWPID); err != nil {
+		return fail("join PID namespace", err)
+	}
+	if cmd.SysProcAttr != nil {
+		attr := *cmd.SysProcAttr
+		// Go's child sees a parent pid of 0 across the namespace border,
+		// takes the parent for dead and sends itself the signal. The
+		// holder's Pdeathsig covers the program: its death kills the
+		// namespace.
+		attr.Pdeathsig = 0
+		if attr.Cloneflags&unix.CLONE_NEWUSER != 0 {
+			// Privileged enough for these namespaces, so a network
+			// namespace needs no user namespace, whose id maps Go would
+			// write through this thread's /proc (the namespace's own, where
+			// the child's host pid does not exist).
+			attr.Cloneflags &^= unix.CLONE_NEWUSER
+			attr.UidMappings, attr.GidMappings = nil, nil
+			sb.netNote = "new network namespace: no interfaces but a down loopback"
+		}
+		cmd.SysProcAttr = &attr
+	}
+	if err := cmd.Start(); err != nil {
+		sb.killHolder()
+		return err
+	}
+	return nil
+}
+
+// startHolder starts the PID namespace's init in new PID and mount
+// namespaces.
+func (sb *sandbox) startHolder() error {
+	h := exec.Command("/bin/sh", "-c", holderScript)
+	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS}
+	if err := h.Start(); err != nil {
+		return err
+	}
+	sb.holder, sb.holderKilled = h, false
+	sb.holderDone = make(chan struct{})
+	done := sb.holderDone
+	go func() { _ = h.Wait(); close(done) }()
+	return nil
+}
+
+// killHolder kills the PID namespace (the kernel kills every process left
+// in it) and waits, bounded, until it is gone.
+func (sb *sandbox) killHolder() {
+	if sb.holder == nil || sb.holderKilled {
+		return
+	}
+	sb.holderKilled = true
+	_ = sb.holder.Process.Kill()
+	select {
+	case <-sb.holderDone:
+	case <-time.After(5 * time.Second):
+		sb.log.Warn("runtime: PID namespace holder did not exit", "pid", sb.holder.Process.Pid)
+	}
+}
+
+func (sb *sandbox) holderPid() int {
+	if sb.holder == nil || sb.holder.Process == nil {
+		return 0
+	}
+	return sb.holder.Process.Pid
+}
+
+// releaseThread lets the parked start thread exit.
+func (sb *sandbox) releaseThread() {
+	if sb.release != nil {
+		close(sb.release)
+		sb.release = nil
+	}
+}
+
+// confineMounts makes the calling thread's (new, private) mount namespace
+// read-only except dirs (kept writable) and puts fresh tmpfs on /tmp and
+// /dev/shm.
+func confineMounts(dirs []string, tmpSize int64) error {
+	type keep struct {
+		path string
+		fd   int
+	}
+	var keeps []keep
+	defer func() {
+		for _, k := range keeps {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, d := range dirs {
+		p, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue // missing: nothing to keep writable
+		}
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		keeps = append(keeps, keep{p, fd})
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
+		return fmt.Errorf("read-only /: %w", err)
+	}
+	opts := fmt.Sprintf("mode=1777,size=%d", tmpSize)
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("private /tmp: %w", err)
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return fmt.Errorf("private /dev/shm: %w", err)
+		}
+	}
+	// Parents first, so a writable directory inside another stays visible.
+	sort.Slice(keeps, func(i, j int) bool { return len(keeps[i].path) < len(keeps[j].path) })
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	var skeletons []string
+	for _, k := range keeps {
+		if k.path == "/" {
+			return errors.New("the working directory is /")
+		}
+		// Under the fresh /tmp the path is gone: it is made again on a
+		// small tmpfs of its own (its first component), made read-only
+		// once the folders are bound, so that ../x is refused there too
+		// instead of landing in the private /tmp.
+		if top := skeletonTop(k.path); top != "" && !inside(top, skeletons) {
+			if err := os.MkdirAll(top, 0o755); err != nil {
+				return fmt.Errorf("keep %s writable: %w", k.path, err)
+			}
+			if err := unix.Mount("tmpfs", top, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
+				return fmt.Errorf("keep %s writable: %w", k.path, err)
+			}
+			skeletons = append(skeletons, top)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(k.fd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			// A single file (a cgroup's cgroup.procs): bound where it is.
+		} else if err := os.MkdirAll(k.path, 0o755); err != nil {
+			return fmt.Errorf("keep %s writable: %w", k.path, err)
+		}
+		src := fmt.Sprintf("/proc/self/fd/%d", k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("keep %s writable: %w", k.path, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, k.path, unix.AT_RECURSIVE, rw); err != nil {
+			return fmt.Errorf("keep %s writable: %w", k.path, err)
+		}
+	}
+	for _, top := range skeletons {
+		if err := unix.MountSetattr(unix.AT_FDCWD, top, 0, ro); err != nil {
+			return fmt.Errorf("read-only %s: %w", top, err)
+		}
+	}
+	return nil
+}
+
+// skeletonTop is the first path component of p below /tmp or /dev/shm (the
+// folders replaced by a fresh tmpfs), or "" when p is elsewhere.
+func skeletonTop(p string) string {
+	for _, t := range []string{"/tmp", "/dev/shm"} {
+		if rest, ok := strings.CutPrefix(p, t+"/"); ok && rest != "" {
+			first, _, _ := strings.Cut(rest, "/")
+			return t + "/" + first
+		}
+	}
+	return ""
+}
+
+// inside reports whether p is one of dirs or below one.
+func inside(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
