@@ -205,6 +205,12 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 		return lay, nil
 	}
 	l.mu.Unlock()
+	if v.Layout == LayoutSymbol {
+		lay := SymbolLayout(v)
+		lay.Key = key
+		l.store(key, lay)
+		return lay, nil
+	}
 	if len(v.Nodes) > MaxGraphvizNodes || len(v.Edges) > MaxGraphvizEdges {
 		lay := GridLayout(v)
 		lay.Key, lay.Fallback = key, true

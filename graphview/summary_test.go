@@ -168,3 +168,32 @@ func TestDashedEdgesAreCutIntoDashes(t *testing.T) {
 		t.Error("wrong dashed kinds")
 	}
 }
+
+func TestSymbolViewPutsCallersLeftCalleesRight(t *testing.T) {
+	ix := NewIndex(smallGraph())
+	v := Symbol(ix, "fn:total", SymbolOptions{})
+	side := map[string]int{}
+	for _, n := range v.Nodes {
+		side[n.ID] = n.Side
+	}
+	if side["fn:main"] != SideCaller || side["m:add"] != SideCaller {
+		t.Fatalf("callers of total not on the left: %v", side)
+	}
+	lay := SymbolLayout(v)
+	if !(lay.Nodes["fn:main"].X < lay.Nodes["fn:total"].X) {
+		t.Errorf("caller drawn right of the symbol: %+v", lay.Nodes)
+	}
+	// add is a method: drawn inside its class's frame.
+	if n, _ := v.Node("m:add"); n.Cluster != "class Store" {
+		t.Errorf("method not grouped under its class: %q", n.Cluster)
+	}
+	v2 := Symbol(ix, "fn:main", SymbolOptions{})
+	l2 := SymbolLayout(v2)
+	if !(l2.Nodes["fn:total"].X > l2.Nodes["fn:main"].X) {
+		t.Errorf("callee drawn left of the symbol")
+	}
+	refs := References(ix, "fn:total")
+	if len(refs) != 2 || refs[0].Relation != "caller" || refs[0].Path == "" {
+		t.Errorf("references of total: %+v", refs)
+	}
+}

@@ -35,6 +35,7 @@ type ViewNode struct {
 	Cluster string         // folder or file the node is drawn inside ("" for none)
 	Stub    bool           // a "+k more" placeholder for nodes cut by the budget
 	More    int            // for stubs: how many nodes were cut
+	Side    int            // symbol views: SideCaller, SideCenter or SideCallee
 }
 
 // ViewEdge is one drawn edge.
@@ -56,14 +57,18 @@ type View struct {
 	Center string
 	// HiddenEdges is how many (weaker) edges the edge budget left out.
 	HiddenEdges int
+	// Layout names a layout computed in Go instead of Graphviz
+	// (LayoutSymbol); "" means Graphviz.
+	Layout string
 }
 
 // Key identifies the view's content; equal keys lay out identically, so it is
 // the layout cache key.
 func (v *View) Key() string {
 	h := sha256.New()
+	fmt.Fprintf(h, "l%s\n", v.Layout)
 	for _, n := range v.Nodes {
-		fmt.Fprintf(h, "n%s\x00%s\x00%s\x00%s\x00%d\n", n.ID, n.Label, n.Kind, n.Cluster, n.More)
+		fmt.Fprintf(h, "n%s\x00%s\x00%s\x00%s\x00%d\x00%d\n", n.ID, n.Label, n.Kind, n.Cluster, n.More, n.Side)
 	}
 	for _, e := range v.Edges {
 		fmt.Fprintf(h, "e%s\x00%s\x00%s\x00%d\n", e.From, e.To, e.Kind, e.Count)

@@ -143,6 +143,13 @@ func (g *GraphView) ShowView(v *View) {
 	}()
 }
 
+// SetStatus shows s over the graph (e.g. "Building the view…") until the
+// next view is shown.
+func (g *GraphView) SetStatus(s string) {
+	g.status = s
+	g.Refresh()
+}
+
 func (g *GraphView) failed(v *View, err error) {
 	slog.Error("graph layout failed", "view", v.Title, "err", err)
 	g.status = "Layout failed: " + err.Error()
@@ -209,7 +216,8 @@ func (g *GraphView) fit(s fyne.Size) {
 	g.offset = fyne.NewPos((s.Width-float32(g.lay.Width)*sc)/2, (s.Height-float32(g.lay.Height)*sc)/2)
 	g.fitted = true
 	fits := float32(g.lay.Width)*sc <= s.Width && float32(g.lay.Height)*sc <= s.Height
-	if b, ok := g.lay.Nodes[g.view.Center]; ok && !fits {
+	// A focus or symbol view centres its node, whatever fits.
+	if b, ok := g.lay.Nodes[g.view.Center]; ok {
 		g.offset = fyne.NewPos(s.Width/2-float32(b.X)*g.scale, s.Height/2-float32(b.Y)*g.scale)
 		return
 	}
