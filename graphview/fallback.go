@@ -39,12 +39,17 @@ func GridLayout(v *View) *Layout {
 	for _, n := range v.Nodes {
 		total += (nodeWidth(n.Label)*72 + gapX) * (h + gapY)
 	}
-	rowWidth := math.Max(600, math.Sqrt(total)*1.6) // a landscape drawing
+	rowWidth := math.Max(400, math.Sqrt(total*1.3)) // a landscape drawing
 	x, y, rowH := 0.0, 0.0, 0.0
 	for _, c := range order {
 		nodes := groups[c]
-		perCol := int(math.Ceil(math.Sqrt(float64(len(nodes)) / 2.5)))
-		perCol = max(1, perCol)
+		// Columns as tall as make the block a little wider than high.
+		avgW := 0.0
+		for _, n := range nodes {
+			avgW += nodeWidth(n.Label)*72 + gapX
+		}
+		avgW /= float64(len(nodes))
+		perCol := max(1, int(math.Ceil(math.Sqrt(float64(len(nodes))*avgW/(1.3*(h+gapY))))))
 		// Column widths.
 		var cols [][]ViewNode
 		for i := 0; i < len(nodes); i += perCol {

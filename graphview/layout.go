@@ -211,6 +211,12 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 		l.store(key, lay)
 		return lay, nil
 	}
+	if v.Layout == LayoutGrid {
+		lay := GridLayout(v)
+		lay.Key = key
+		l.store(key, lay)
+		return lay, nil
+	}
 	if len(v.Nodes) > MaxGraphvizNodes || len(v.Edges) > MaxGraphvizEdges {
 		lay := GridLayout(v)
 		lay.Key, lay.Fallback = key, true

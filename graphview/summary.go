@@ -221,7 +221,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 		items = shown()
 	}
 
-	v := &View{Title: "Overview"}
+	v := &View{Title: "Overview", Layout: LayoutGrid}
 	visible := map[string]bool{}
 	rep := map[string]string{} // file ID → the item standing for it
 	for _, it := range items {

@@ -12,6 +12,11 @@ import (
 // SymbolLayout, not by Graphviz.
 const LayoutSymbol = "symbol"
 
+// LayoutGrid is View.Layout for a view drawn with GridLayout (a folder
+// summary: Graphviz's ranks make a dense summary a long, thin drawing that
+// no readable zoom shows whole).
+const LayoutGrid = "grid"
+
 // Sides of a symbol view node (ViewNode.Side).
 const (
 	SideCaller = -1

@@ -63,6 +63,7 @@ type GraphView struct {
 	offset   fyne.Position // screen position of the layout's origin
 	fitted   bool          // fit to the widget on the next Resize of a new layout
 	anchor   *anchor       // where the next layout keeps a node (expanding in place)
+	pressed  string        // node selected by the last press (its Tapped is not repeated)
 
 	mu     sync.Mutex // guards cancel and gen (touched from layout goroutines)
 	cancel context.CancelFunc
@@ -346,10 +347,38 @@ func (g *GraphView) NodeAt(p fyne.Position) string {
 	return ""
 }
 
-// Tapped implements fyne.Tappable: select the node under the pointer.
+// MouseDown implements desktop.Mouseable: a press on a node selects it at
+// once (OnSelect). Fyne delays Tapped on a double-tappable widget until the
+// double-tap interval has passed; selecting on the press makes a click show
+// its code without that wait.
+func (g *GraphView) MouseDown(ev *desktop.MouseEvent) {
+	if ev.Button != desktop.MouseButtonPrimary {
+		return
+	}
+	id := g.NodeAt(ev.Position)
+	if id == "" {
+		return
+	}
+	g.pressed = id
+	g.selected = id
+	g.Refresh()
+	if g.OnSelect != nil {
+		g.OnSelect(id)
+	}
+}
+
+// MouseUp implements desktop.Mouseable.
+func (g *GraphView) MouseUp(*desktop.MouseEvent) {}
+
+// Tapped implements fyne.Tappable: select the node under the pointer (when
+// the press did not already).
 func (g *GraphView) Tapped(ev *fyne.PointEvent) {
 	id := g.NodeAt(ev.Position)
 	if id == "" {
+		return
+	}
+	if id == g.pressed {
+		g.pressed = ""
 		return
 	}
 	g.selected = id
@@ -365,6 +394,7 @@ func (g *GraphView) DoubleTapped(ev *fyne.PointEvent) {
 	if id == "" {
 		return
 	}
+	g.pressed = ""
 	g.selected = id
 	if g.OnFocus != nil {
 		g.OnFocus(id)
