@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -64,7 +65,14 @@ type CodePane struct {
 	markStart, markEnd     int
 	original               string // file content as last loaded or saved
 	editing                bool
+	editorStale            bool // the editor does not hold original yet (filled on Edit)
+	gridFirst              int  // 0-based file line of the grid's first row
 }
+
+// gridWindow is the most lines the viewer holds: a text grid of a
+// 4,000-line file took seconds to build on the UI goroutine, so a long file
+// shows the lines around the node (the editor has the whole file).
+const gridWindow = 600
 
 // NewCodePane builds an empty code pane.
 func NewCodePane() *CodePane {
@@ -131,14 +139,28 @@ func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int)
 	c.path, c.nodeID, c.nodeName = path, nodeID, nodeName
 	c.markStart, c.markEnd = start, end
 	c.original = text
-	c.grid.Rows = HighlightRows(path, text, start, end)
+	lines := strings.Split(text, "\n")
+	c.gridFirst = 0
+	window := ""
+	if len(lines) > gridWindow {
+		c.gridFirst = max(0, min(start-1-gridWindow/3, len(lines)-gridWindow))
+		last := min(len(lines), c.gridFirst+gridWindow)
+		part := strings.Join(lines[c.gridFirst:last], "\n")
+		rows := HighlightRows(path, part, max(0, start-c.gridFirst), max(0, end-c.gridFirst))
+		c.grid.ShowLineNumbers = false
+		c.grid.Rows = numberRows(rows, c.gridFirst+1)
+		window = fmt.Sprintf(" · lines %d–%d of %d shown, Edit for all", c.gridFirst+1, last, len(lines))
+	} else {
+		c.grid.ShowLineNumbers = true
+		c.grid.Rows = HighlightRows(path, text, start, end)
+	}
 	c.grid.Refresh()
 	if start > 0 {
-		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)", path, nodeName, start, end))
+		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)%s", path, nodeName, start, end, window))
 	} else {
-		c.header.SetText(path)
+		c.header.SetText(path + window)
 	}
-	c.editor.SetText(text)
+	c.editorStale = true
 	c.SetEditing(false)
 	c.scrollToMark()
 }
@@ -147,6 +169,7 @@ func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int)
 func (c *CodePane) Clear(message string) {
 	c.path, c.nodeID, c.nodeName, c.original = "", "", "", ""
 	c.markStart, c.markEnd = 0, 0
+	c.gridFirst, c.editorStale = 0, true
 	c.grid.Rows = nil
 	c.grid.Refresh()
 	c.header.SetText(message)
@@ -161,7 +184,7 @@ func (c *CodePane) scrollToMark() {
 	// The scroller clamps offsets to its content's current size, which is
 	// only updated at the next layout: size the content for the new text now.
 	c.scroll.Content.Resize(c.scroll.Content.MinSize().Max(c.scroll.Size()))
-	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3), 0)
+	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3-c.gridFirst), 0)
 	c.scroll.ScrollToOffset(fyne.NewPos(0, pos.Y))
 	c.scroll.Refresh()
 	c.editor.CursorRow = c.markStart - 1
@@ -175,6 +198,10 @@ func (c *CodePane) SetEditing(on bool) {
 	}
 	c.editing = on
 	if on {
+		if c.editorStale {
+			c.editor.SetText(c.original)
+			c.editorStale = false
+		}
 		c.scroll.Hide()
 		c.editor.Show()
 		c.editBtn.SetText("View")
@@ -222,4 +249,22 @@ func (c *CodePane) save() {
 func (c *CodePane) Saved(text string) {
 	c.original = text
 	c.updateButtons()
+}
+
+// lineNumberStyle is the colour of line numbers drawn into a windowed grid.
+var lineNumberStyle = &widget.CustomTextGridStyle{FGColor: color.NRGBA{0x94, 0xa3, 0xb8, 0xff}, TextStyle: fyne.TextStyle{Monospace: true}}
+
+// numberRows puts line numbers, from first, in front of each row (the text
+// grid's own numbers always start at 1).
+func numberRows(rows []widget.TextGridRow, first int) []widget.TextGridRow {
+	width := len(fmt.Sprint(first + len(rows)))
+	for i := range rows {
+		num := fmt.Sprintf("%*d ", width, first+i)
+		cells := make([]widget.TextGridCell, 0, len(num)+len(rows[i].Cells))
+		for _, r := range num {
+			cells = append(cells, widget.TextGridCell{Rune: r, Style: lineNumberStyle})
+		}
+		rows[i].Cells = append(cells, rows[i].Cells...)
+	}
+	return rows
 }
