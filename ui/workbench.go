@@ -439,6 +439,7 @@ func (w *Workbench) OpenProject(dir string) {
 			w.do(func() { w.progressTx.SetText("Preparing the graph…") })
 			prep = prepareGraph(p.Graph(), "")
 			first = viewParams{ix: prep.ix, mode: modeOverview, expanded: map[string]bool{}, folders: map[string]bool{}, filter: w.filterCopy()}.build()
+			go warmHighlighter(prep.g)
 			slog.Info("graph prepared", "root", abs, "index_and_tree", prep.took, "overview_nodes", len(first.Nodes), "overview_edges", len(first.Edges))
 		}
 		w.do(func() {
