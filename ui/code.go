@@ -133,27 +133,41 @@ func (c *CodePane) MarkedText() string {
 	return strings.Join(lines[s:e], "\n")
 }
 
+// codeView is a file highlighted for the viewer: computed off the UI
+// goroutine for long files (prepareCode is safe on any goroutine).
+type codeView struct {
+	rows     []widget.TextGridRow
+	first    int    // 0-based file line of the first row
+	numbered bool   // rows carry their own line numbers
+	window   string // header note when only part of the file is shown
+}
+
+// prepareCode highlights text (at most gridWindow lines around start).
+func prepareCode(path, text string, start, end int) codeView {
+	lines := strings.Split(text, "\n")
+	if len(lines) <= gridWindow {
+		return codeView{rows: HighlightRows(path, text, start, end)}
+	}
+	first := max(0, min(start-1-gridWindow/3, len(lines)-gridWindow))
+	last := min(len(lines), first+gridWindow)
+	rows := HighlightRows(path, strings.Join(lines[first:last], "\n"), max(0, start-first), max(0, end-first))
+	return codeView{rows: numberRows(rows, first+1), first: first, numbered: true,
+		window: fmt.Sprintf(" · lines %d–%d of %d shown, Edit for all", first+1, last, len(lines))}
+}
+
 // ShowFile loads text of file path and marks lines start..end of the node
 // (0 for a whole file). Any edit in progress is dropped: callers ask first.
 func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int) {
+	c.showPrepared(path, text, nodeID, nodeName, start, end, prepareCode(path, text, start, end))
+}
+
+// showPrepared is ShowFile with the highlighting already done.
+func (c *CodePane) showPrepared(path, text, nodeID, nodeName string, start, end int, cv codeView) {
 	c.path, c.nodeID, c.nodeName = path, nodeID, nodeName
 	c.markStart, c.markEnd = start, end
 	c.original = text
-	lines := strings.Split(text, "\n")
-	c.gridFirst = 0
-	window := ""
-	if len(lines) > gridWindow {
-		c.gridFirst = max(0, min(start-1-gridWindow/3, len(lines)-gridWindow))
-		last := min(len(lines), c.gridFirst+gridWindow)
-		part := strings.Join(lines[c.gridFirst:last], "\n")
-		rows := HighlightRows(path, part, max(0, start-c.gridFirst), max(0, end-c.gridFirst))
-		c.grid.ShowLineNumbers = false
-		c.grid.Rows = numberRows(rows, c.gridFirst+1)
-		window = fmt.Sprintf(" · lines %d–%d of %d shown, Edit for all", c.gridFirst+1, last, len(lines))
-	} else {
-		c.grid.ShowLineNumbers = true
-		c.grid.Rows = HighlightRows(path, text, start, end)
-	}
+	c.gridFirst, c.grid.ShowLineNumbers, c.grid.Rows = cv.first, !cv.numbered, cv.rows
+	window := cv.window
 	c.grid.Refresh()
 	if start > 0 {
 		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)%s", path, nodeName, start, end, window))

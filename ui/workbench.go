@@ -120,6 +120,7 @@ type Workbench struct {
 	filter   graphview.Filter
 	graphGen int // bumped per graph snapshot handed to a background preparation
 	viewGen  int // bumped per view rebuild: a view built late for an older one is dropped
+	codeGen  int // bumped per file opened: a highlighting done late for an older one is dropped
 	stalls   stallStats
 	refs     *refsPanel
 
@@ -669,6 +670,10 @@ func (w *Workbench) onDoubleTap(id string) {
 
 // ---- selection and code ---------------------------------------------------
 
+// syncCodeBytes is the file size up to which code is highlighted on the UI
+// goroutine (a few milliseconds); longer files are highlighted in the background.
+const syncCodeBytes = 32 << 10
+
 // SelectNode selects id: highlights it in the graph (focusing on it when it
 // is not shown), selects it in the tree and opens its code.
 func (w *Workbench) SelectNode(id string) { w.selectNode(id, false) }
@@ -752,8 +757,27 @@ func (w *Workbench) openCode(n *codegraph.Node) {
 	if n.Kind == codegraph.KindFile {
 		start, end = 0, 0
 	}
-	w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
-	w.setStatus(strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  "))
+	w.codeGen++
+	status := strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  ")
+	if len(data) <= syncCodeBytes {
+		w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
+		w.setStatus(status)
+		return
+	}
+	// A long file is highlighted off the UI goroutine (chroma took seconds).
+	gen, text := w.codeGen, string(data)
+	w.setStatus("Highlighting " + n.Path + "…")
+	go func() {
+		cv := prepareCode(n.Path, text, start, end)
+		w.do(func() {
+			if w.codeGen != gen || w.code.Dirty() {
+				return
+			}
+			w.code.showPrepared(n.Path, text, n.ID, firstNonEmpty(n.QualName, n.Name), start, end, cv)
+			w.setStatus(status)
+			w.writeState()
+		})
+	}()
 }
 
 func firstNonEmpty(s ...string) string {
