@@ -280,7 +280,9 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 			rep[n.ID] = repOfDir(d)
 		}
 	}
-	// Expanded files show their definitions.
+	// Expanded files show their definitions, right after the file in its
+	// own frame (the grid keeps them next to it, in view).
+	defs := map[string][]ViewNode{}
 	for _, n := range ix.order {
 		if n.Kind == codegraph.KindFile || n.Kind == codegraph.KindPackage {
 			continue
@@ -289,8 +291,19 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 		if f == "" || !visible[f] || !opts.Expanded[f] || !opts.Filter.nodeOK(n.Kind) {
 			continue
 		}
-		v.Nodes = append(v.Nodes, ix.viewNode(n, n.Path))
+		defs[f] = append(defs[f], ix.viewNode(n, ""))
 		visible[n.ID] = true
+	}
+	if len(defs) > 0 {
+		var nodes []ViewNode
+		for _, vn := range v.Nodes {
+			nodes = append(nodes, vn)
+			for _, d := range defs[vn.ID] {
+				d.Cluster = vn.Cluster
+				nodes = append(nodes, d)
+			}
+		}
+		v.Nodes = nodes
 	}
 	// External packages: one node, or (expanded) the most used ones. A
 	// package whose import path names a folder of the project (Go's

@@ -285,6 +285,31 @@ func (g *GraphView) keepAnchor() bool {
 	g.scale = a.scale
 	g.offset = fyne.NewPos(a.pos.X-float32(x)*a.scale, a.pos.Y-float32(y)*a.scale)
 	g.fitted = true
+	// Then pan as little as needed to bring what was opened (the cluster)
+	// into view, its top-left corner first.
+	s := g.Size()
+	for _, c := range g.lay.Clusters {
+		if a.cluster == "" || c.Label != a.cluster {
+			continue
+		}
+		const m = 8
+		p0, p1 := g.toScreen(Point{c.X0, c.Y0}), g.toScreen(Point{c.X1, c.Y1})
+		dx, dy := float32(0), float32(0)
+		if p1.X > s.Width-m {
+			dx = s.Width - m - p1.X
+		}
+		if p0.X+dx < m {
+			dx = m - p0.X
+		}
+		if p1.Y > s.Height-m {
+			dy = s.Height - m - p1.Y
+		}
+		if p0.Y+dy < m {
+			dy = m - p0.Y
+		}
+		g.offset = g.offset.Add(fyne.NewPos(dx, dy))
+		break
+	}
 	return true
 }
 
