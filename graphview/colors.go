@@ -55,6 +55,10 @@ func EdgeColor(k codegraph.EdgeKind) color.NRGBA {
 		return color.NRGBA{0x64, 0x74, 0x8b, 0xff}
 	case codegraph.EdgeRequires:
 		return color.NRGBA{0x93, 0x33, 0xea, 0xff}
+	case codegraph.EdgeDispatches:
+		return color.NRGBA{0x0d, 0x94, 0x88, 0xff}
+	case codegraph.EdgeImplements:
+		return color.NRGBA{0xea, 0x8a, 0x0c, 0xff}
 	}
 	return stubLine
 }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goccy/go-graphviz"
 
@@ -34,6 +36,7 @@ type NodeBox struct {
 type EdgePath struct {
 	From, To string
 	Kind     codegraph.EdgeKind
+	Count    int     // code graph edges it stands for (see ViewEdge.Count)
 	Points   []Point // flattened spline, from the tail to where the arrowhead starts
 	Tip      *Point  // arrowhead tip, nil when Graphviz drew none
 }
@@ -51,6 +54,9 @@ type Layout struct {
 	Nodes         map[string]NodeBox
 	Edges         []EdgePath
 	Clusters      []ClusterBox
+	// Fallback is set when the grid layout stood in for Graphviz (the view
+	// was too big, or Graphviz ran past its time budget).
+	Fallback bool
 }
 
 // Engine runs Graphviz's dot layout on DOT text and returns Graphviz's JSON
@@ -164,7 +170,14 @@ type Layouter struct {
 	cache  map[string]*Layout
 	order  []string // least recently used first
 	limit  int
+	// Budget is how long a layout may wait for Graphviz before the grid
+	// layout stands in (Graphviz keeps running and caches its result for
+	// the next time). 0 means DefaultLayoutBudget; negative waits forever.
+	Budget time.Duration
 }
+
+// DefaultLayoutBudget is how long a view waits for Graphviz.
+const DefaultLayoutBudget = 1500 * time.Millisecond
 
 // NewLayouter returns a Layouter that keeps up to 64 layouts.
 func NewLayouter(e Engine) *Layouter {
@@ -192,6 +205,61 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 		return lay, nil
 	}
 	l.mu.Unlock()
+	if v.Layout == LayoutSymbol {
+		lay := SymbolLayout(v)
+		lay.Key = key
+		l.store(key, lay)
+		return lay, nil
+	}
+	if v.Layout == LayoutGrid {
+		lay := GridLayout(v)
+		lay.Key = key
+		l.store(key, lay)
+		return lay, nil
+	}
+	if len(v.Nodes) > MaxGraphvizNodes || len(v.Edges) > MaxGraphvizEdges {
+		lay := GridLayout(v)
+		lay.Key, lay.Fallback = key, true
+		l.store(key, lay)
+		return lay, nil
+	}
+	type result struct {
+		lay *Layout
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		lay, err := l.graphviz(ctx, v, key)
+		if err == nil {
+			l.store(key, lay)
+		}
+		done <- result{lay, err}
+	}()
+	budget := l.Budget
+	if budget == 0 {
+		budget = DefaultLayoutBudget
+	}
+	var timeout <-chan time.Time
+	if budget > 0 {
+		t := time.NewTimer(budget)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case r := <-done:
+		return r.lay, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timeout:
+		slog.Warn("graphviz over its time budget: grid layout instead", "view", v.Title, "nodes", len(v.Nodes), "edges", len(v.Edges), "budget", budget)
+		lay := GridLayout(v)
+		lay.Key, lay.Fallback = key, true
+		return lay, nil
+	}
+}
+
+// graphviz lays v out with the engine.
+func (l *Layouter) graphviz(ctx context.Context, v *View, key string) (*Layout, error) {
 	dot, ids := DOT(v)
 	out, err := l.engine.LayoutJSON(ctx, dot)
 	if err != nil {
@@ -202,6 +270,11 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 		return nil, fmt.Errorf("layout %q: %w", v.Title, err)
 	}
 	lay.Key = key
+	return lay, nil
+}
+
+// store caches lay under key.
+func (l *Layouter) store(key string, lay *Layout) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.cache[key]; !ok {
@@ -212,7 +285,6 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 			l.order = l.order[1:]
 		}
 	}
-	return lay, nil
 }
 
 func (l *Layouter) touch(key string) {
@@ -319,9 +391,17 @@ func dotText(v *View, styled bool) ([]byte, map[string]string) {
 		attrs := []string{}
 		if e.Kind == codegraph.EdgeContains {
 			attrs = append(attrs, "weight=4")
+		} else if e.Count > 1 {
+			attrs = append(attrs, fmt.Sprintf("weight=%d", 1+int(math.Log2(float64(e.Count)))))
 		}
 		if styled {
 			attrs = append(attrs, fmt.Sprintf("color=%q", EdgeColorHex(e.Kind)))
+			if e.Count > 1 {
+				attrs = append(attrs, fmt.Sprintf("penwidth=%.1f, xlabel=\"%d\", fontsize=9", EdgeWidth(e.Count), e.Count))
+			}
+			if Dashed(e.Kind) {
+				attrs = append(attrs, "style=dashed")
+			}
 		}
 		if len(attrs) > 0 {
 			fmt.Fprintf(&b, " [%s]", strings.Join(attrs, ", "))
@@ -408,9 +488,11 @@ func ParseJSON(data []byte, ids map[string]string, v *View) (*Layout, error) {
 		lay.Nodes[id] = NodeBox{ID: id, X: c.X, Y: c.Y, W: w * 72, H: h * 72}
 	}
 	kinds := map[[2]string][]codegraph.EdgeKind{}
+	counts := map[[2]string]int{}
 	for _, e := range v.Edges {
 		k := [2]string{e.From, e.To}
 		kinds[k] = append(kinds[k], e.Kind)
+		counts[k] = max(counts[k], e.Count)
 	}
 	for _, e := range g.Edges {
 		from, to := byGVID[e.Tail], byGVID[e.Head]
@@ -422,6 +504,7 @@ func ParseJSON(data []byte, ids map[string]string, v *View) (*Layout, error) {
 			ep.Kind = ks[0]
 			kinds[[2]string{from, to}] = ks[1:]
 		}
+		ep.Count = counts[[2]string{from, to}]
 		var ctrl []Point
 		for _, f := range strings.Fields(e.Pos) {
 			switch {

@@ -35,12 +35,16 @@ type ViewNode struct {
 	Cluster string         // folder or file the node is drawn inside ("" for none)
 	Stub    bool           // a "+k more" placeholder for nodes cut by the budget
 	More    int            // for stubs: how many nodes were cut
+	Side    int            // symbol views: SideCaller, SideCenter or SideCallee
 }
 
 // ViewEdge is one drawn edge.
 type ViewEdge struct {
 	From, To string
 	Kind     codegraph.EdgeKind
+	// Count is how many code graph edges this edge stands for (edges lifted
+	// to folders or files are merged); 0 or 1 for a single edge.
+	Count int
 }
 
 // View is a bounded subgraph ready for layout.
@@ -51,17 +55,23 @@ type View struct {
 	// Center is the node to keep in sight when the whole view does not fit
 	// at a readable zoom (the focus node of a focus view).
 	Center string
+	// HiddenEdges is how many (weaker) edges the edge budget left out.
+	HiddenEdges int
+	// Layout names a layout computed in Go instead of Graphviz
+	// (LayoutSymbol); "" means Graphviz.
+	Layout string
 }
 
 // Key identifies the view's content; equal keys lay out identically, so it is
 // the layout cache key.
 func (v *View) Key() string {
 	h := sha256.New()
+	fmt.Fprintf(h, "l%s\n", v.Layout)
 	for _, n := range v.Nodes {
-		fmt.Fprintf(h, "n%s\x00%s\x00%s\x00%s\x00%d\n", n.ID, n.Label, n.Kind, n.Cluster, n.More)
+		fmt.Fprintf(h, "n%s\x00%s\x00%s\x00%s\x00%d\x00%d\n", n.ID, n.Label, n.Kind, n.Cluster, n.More, n.Side)
 	}
 	for _, e := range v.Edges {
-		fmt.Fprintf(h, "e%s\x00%s\x00%s\n", e.From, e.To, e.Kind)
+		fmt.Fprintf(h, "e%s\x00%s\x00%s\x00%d\n", e.From, e.To, e.Kind, e.Count)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
@@ -104,6 +114,7 @@ type Index struct {
 	order    []*codegraph.Node // stable order: by path, line, id
 	out, in  map[string][]codegraph.Edge
 	children map[string][]string
+	fileOf   map[string]string // node → the file node containing it
 }
 
 // NewIndex indexes src.
@@ -113,6 +124,7 @@ func NewIndex(src Source) *Index {
 		out:      map[string][]codegraph.Edge{},
 		in:       map[string][]codegraph.Edge{},
 		children: map[string][]string{},
+		fileOf:   map[string]string{},
 	}
 	for _, n := range src.Nodes() {
 		if n == nil {
@@ -146,6 +158,11 @@ func NewIndex(src Source) *Index {
 			if p := ix.nodes[e.To]; p.Parent == "" {
 				ix.children[e.From] = appendUnique(ix.children[e.From], e.To)
 			}
+		}
+	}
+	for _, n := range ix.order {
+		if f := ix.findFile(n.ID); f != "" {
+			ix.fileOf[n.ID] = f
 		}
 	}
 	return ix
@@ -190,6 +207,13 @@ func (ix *Index) parentOf(id string) string {
 // FileOf returns the ID of the file node that contains id (id itself for a
 // file), or "" when there is none.
 func (ix *Index) FileOf(id string) string {
+	if f, ok := ix.fileOf[id]; ok {
+		return f
+	}
+	return ix.findFile(id)
+}
+
+func (ix *Index) findFile(id string) string {
 	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
 		if n := ix.nodes[cur]; n != nil && n.Kind == codegraph.KindFile {
 			return cur
@@ -263,26 +287,23 @@ type OverviewOptions struct {
 	// negative value never collapses.
 	FolderThreshold int
 	Filter          Filter
-	Budget          int // maximum number of nodes; 0 means DefaultBudget*2
+	// Budget is the maximum number of nodes: 0 means DefaultNodeBudget for a
+	// folder summary and DefaultBudget*2 for a small project's files.
+	Budget int
+	// EdgeBudget is the maximum number of edges (the heaviest are kept); 0
+	// means DefaultEdgeBudget.
+	EdgeBudget int
 }
 
 // KindFolder is the kind of a collapsed folder node in an overview.
 const KindFolder codegraph.Kind = "folder"
 
-// DefaultFolderThreshold is the file count above which an overview starts
-// with folders collapsed.
+// DefaultFolderThreshold is the file count above which an overview is a
+// folder summary instead of every file.
 const DefaultFolderThreshold = 60
 
 // FolderNodeID is the view ID of a collapsed folder.
 func FolderNodeID(dir string) string { return "dir:" + dir }
-
-// topFolder is the first path segment of a file in a folder ("" for root files).
-func topFolder(p string) string {
-	if i := strings.IndexByte(p, '/'); i > 0 {
-		return p[:i]
-	}
-	return ""
-}
 
 // DefaultBudget is the default node budget of a focus view.
 const DefaultBudget = 150
@@ -296,17 +317,31 @@ const DefaultDepth = 2
 // file. Edges between hidden nodes are lifted to the nearest visible
 // ancestor (so a call between two collapsed files becomes a file→file edge).
 func Overview(ix *Index, opts OverviewOptions) *View {
-	budget := opts.Budget
-	if budget <= 0 {
-		budget = DefaultBudget * 2
-	}
 	threshold := opts.FolderThreshold
 	if threshold == 0 {
 		threshold = DefaultFolderThreshold
 	}
+	files := 0
+	for _, n := range ix.order {
+		if n.Kind == codegraph.KindFile {
+			files++
+		}
+	}
+	if threshold > 0 && files > threshold {
+		return folderSummary(ix, opts)
+	}
+	return fileOverview(ix, opts)
+}
+
+// fileOverview is the overview of a small project: every file, clustered by
+// folder.
+func fileOverview(ix *Index, opts OverviewOptions) *View {
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultBudget * 2
+	}
 	v := &View{Title: "Overview"}
 	visible := map[string]bool{}
-	collapsedOf := map[string]string{} // file ID → folder node ID standing for it
 	cut := 0
 	add := func(vn ViewNode) bool {
 		if len(v.Nodes) >= budget {
@@ -317,31 +352,12 @@ func Overview(ix *Index, opts OverviewOptions) *View {
 		visible[vn.ID] = true
 		return true
 	}
-	files := 0
-	perFolder := map[string]int{}
-	for _, n := range ix.order {
-		if n.Kind == codegraph.KindFile {
-			files++
-			perFolder[topFolder(n.Path)]++
-		}
-	}
-	collapse := threshold > 0 && files > threshold
 	for _, n := range ix.order {
 		switch n.Kind {
 		case codegraph.KindFile:
-			if !opts.Filter.nodeOK(n.Kind) {
-				continue
+			if opts.Filter.nodeOK(n.Kind) {
+				add(ix.viewNode(n, folderOf(n.Path)))
 			}
-			if dir := topFolder(n.Path); collapse && dir != "" && perFolder[dir] > 1 && !opts.ExpandedFolders[FolderNodeID(dir)] {
-				id := FolderNodeID(dir)
-				if !visible[id] {
-					add(ViewNode{ID: id, Label: fmt.Sprintf("%s/ (%d files)", dir, perFolder[dir]), Kind: KindFolder,
-						Tooltip: fmt.Sprintf("folder %s: %d files\ndouble-click to show its files", dir, perFolder[dir])})
-				}
-				collapsedOf[n.ID] = id
-				continue
-			}
-			add(ix.viewNode(n, folderOf(n.Path)))
 		case codegraph.KindPackage:
 			if opts.Filter.nodeOK(n.Kind) {
 				add(ix.viewNode(n, "external packages"))
@@ -361,19 +377,18 @@ func Overview(ix *Index, opts OverviewOptions) *View {
 	if cut > 0 {
 		v.Nodes = append(v.Nodes, ViewNode{ID: "more:overview", Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut})
 	}
-	v.Edges = ix.liftedEdges(visible, collapsedOf, opts.Filter)
+	v.Edges, v.HiddenEdges = ix.countedEdges(visible, func(id string) string {
+		return ix.representative(id, visible)
+	}, opts.Filter, edgeBudget(opts.EdgeBudget))
 	return v
 }
 
 // representative is the nearest visible node containing id (id itself when
-// visible), or the collapsed folder standing for its file.
-func (ix *Index) representative(id string, visible map[string]bool, collapsedOf map[string]string) string {
+// visible).
+func (ix *Index) representative(id string, visible map[string]bool) string {
 	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
 		if visible[cur] {
 			return cur
-		}
-		if f, ok := collapsedOf[cur]; ok {
-			return f
 		}
 	}
 	return ""
@@ -393,48 +408,10 @@ func kindRank(k codegraph.EdgeKind) int {
 		return 3
 	case codegraph.EdgeRequires:
 		return 4
+	case codegraph.EdgeDispatches, codegraph.EdgeImplements:
+		return 5
 	}
-	return 5
-}
-
-// liftedEdges maps every edge to its endpoints' visible representatives,
-// dropping self-loops and duplicates; several kinds between the same pair
-// become one edge of the highest-ranked kind (an overview shows that two
-// files are related, a focus view shows how). Contains edges are kept only
-// between nodes that are both visible themselves.
-func (ix *Index) liftedEdges(visible map[string]bool, collapsedOf map[string]string, f Filter) []ViewEdge {
-	type pair struct{ from, to string }
-	at := map[pair]int{}
-	var out []ViewEdge
-	for _, n := range ix.order {
-		for _, e := range ix.out[n.ID] {
-			if !f.edgeOK(e.Kind) {
-				continue
-			}
-			var from, to string
-			if e.Kind == codegraph.EdgeContains {
-				if !visible[e.From] || !visible[e.To] {
-					continue
-				}
-				from, to = e.From, e.To
-			} else {
-				from, to = ix.representative(e.From, visible, collapsedOf), ix.representative(e.To, visible, collapsedOf)
-			}
-			if from == "" || to == "" || from == to {
-				continue
-			}
-			p := pair{from, to}
-			if i, ok := at[p]; ok {
-				if kindRank(e.Kind) < kindRank(out[i].Kind) {
-					out[i].Kind = e.Kind
-				}
-				continue
-			}
-			at[p] = len(out)
-			out = append(out, ViewEdge{From: from, To: to, Kind: e.Kind})
-		}
-	}
-	return out
+	return 6
 }
 
 // FocusOptions choose the neighbourhood a focus view shows.

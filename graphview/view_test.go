@@ -189,7 +189,8 @@ func TestTooltip(t *testing.T) {
 
 func TestOverviewCollapsesFoldersOfBigProjects(t *testing.T) {
 	ix := NewIndex(starGraph(300)) // 31 files in pkg0..pkg3
-	v := Overview(ix, OverviewOptions{FolderThreshold: 10})
+	// A budget of 5 nodes cannot open any folder (each holds 7 or 8 files).
+	v := Overview(ix, OverviewOptions{FolderThreshold: 10, Budget: 5})
 	if len(v.Nodes) != 4 {
 		t.Fatalf("collapsed overview has %d nodes (%v), want the 4 folders", len(v.Nodes), ids(v))
 	}
@@ -201,7 +202,7 @@ func TestOverviewCollapsesFoldersOfBigProjects(t *testing.T) {
 	if !hasEdge(v, FolderNodeID("pkg1"), FolderNodeID("pkg0"), codegraph.EdgeCalls) {
 		t.Errorf("no lifted folder edge: %v", v.Edges)
 	}
-	open := Overview(ix, OverviewOptions{FolderThreshold: 10, ExpandedFolders: map[string]bool{FolderNodeID("pkg1"): true}})
+	open := Overview(ix, OverviewOptions{FolderThreshold: 10, Budget: 5, ExpandedFolders: map[string]bool{FolderNodeID("pkg1"): true}})
 	if _, ok := open.Node(FolderNodeID("pkg1")); ok {
 		t.Error("expanded folder still drawn as one node")
 	}

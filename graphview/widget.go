@@ -13,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
+
+	"codeloom/app/codegraph"
 )
 
 // selectColor outlines the selected node and its edges.
@@ -60,7 +62,8 @@ type GraphView struct {
 	scale    float32
 	offset   fyne.Position // screen position of the layout's origin
 	fitted   bool          // fit to the widget on the next Resize of a new layout
-	fitAll   bool          // Fit was asked for: show everything, however small
+	anchor   *anchor       // where the next layout keeps a node (expanding in place)
+	pressed  string        // node selected by the last press (its Tapped is not repeated)
 
 	mu     sync.Mutex // guards cancel and gen (touched from layout goroutines)
 	cancel context.CancelFunc
@@ -141,6 +144,13 @@ func (g *GraphView) ShowView(v *View) {
 	}()
 }
 
+// SetStatus shows s over the graph (e.g. "Building the view…") until the
+// next view is shown.
+func (g *GraphView) SetStatus(s string) {
+	g.status = s
+	g.Refresh()
+}
+
 func (g *GraphView) failed(v *View, err error) {
 	slog.Error("graph layout failed", "view", v.Title, "err", err)
 	g.status = "Layout failed: " + err.Error()
@@ -161,8 +171,11 @@ func (g *GraphView) apply(v *View, lay *Layout) {
 	g.hovered = ""
 	g.fitted = false
 	if s := g.Size(); s.Width > 0 && s.Height > 0 {
-		g.fit(s)
+		if !g.keepAnchor() {
+			g.fit(s)
+		}
 	}
+	g.anchor = nil
 	g.Refresh()
 	if g.OnLayout != nil {
 		g.OnLayout(v, nil)
@@ -184,11 +197,11 @@ func (g *GraphView) Select(id string) {
 	g.Refresh()
 }
 
-// Fit scales and centres the drawing to fill the widget.
+// Fit scales and centres the drawing to fill the widget, but never below
+// ReadableScale: a drawing bigger than that is shown around its centre node
+// (or its middle) and the user pans to the rest.
 func (g *GraphView) Fit() {
-	g.fitAll = true
 	g.fit(g.Size())
-	g.fitAll = false
 	g.Refresh()
 }
 
@@ -199,21 +212,106 @@ func (g *GraphView) fit(s fyne.Size) {
 	const margin = 16
 	w, h := float32(g.lay.Width)+2*margin, float32(g.lay.Height)+2*margin
 	sc := min(s.Width/w, s.Height/h)
-	sc = clamp(sc, MinScale, 1.6)
+	sc = clamp(sc, ReadableScale, 1.6)
 	g.scale = sc
 	g.offset = fyne.NewPos((s.Width-float32(g.lay.Width)*sc)/2, (s.Height-float32(g.lay.Height)*sc)/2)
 	g.fitted = true
-	// A view with a centre node that would be drawn too small to read
-	// starts zoomed in on that node instead (Fit shows everything).
-	if b, ok := g.lay.Nodes[g.view.Center]; ok && sc < ReadableScale && !g.fitAll {
-		g.scale = ReadableScale
+	fits := float32(g.lay.Width)*sc <= s.Width && float32(g.lay.Height)*sc <= s.Height
+	// A focus or symbol view centres its node, whatever fits.
+	if b, ok := g.lay.Nodes[g.view.Center]; ok {
 		g.offset = fyne.NewPos(s.Width/2-float32(b.X)*g.scale, s.Height/2-float32(b.Y)*g.scale)
+		return
+	}
+	if !fits {
+		// Start at the top-left corner (where a reader starts), not in the
+		// middle of the drawing.
+		if float32(g.lay.Width)*sc > s.Width {
+			g.offset.X = margin
+		}
+		if float32(g.lay.Height)*sc > s.Height {
+			g.offset.Y = margin
+		}
 	}
 }
 
-// ReadableScale is the zoom a focus view starts at when fitting everything
-// would make its labels too small.
-const ReadableScale = 0.75
+// ReadableScale is the smallest zoom Fit picks: node labels are drawn at
+// about 9 px and nodes about 21 px high.
+const ReadableScale = 0.85
+
+// anchor keeps a node (or the cluster that replaces it) under the same
+// screen position across a change of view, at the same zoom.
+type anchor struct {
+	id, cluster string
+	pos         fyne.Position
+	scale       float32
+}
+
+// KeepInPlace makes the next view that is shown keep the current zoom and
+// node id where it is on screen now; when id is not in that view, the
+// cluster titled cluster (what id was expanded into) takes its place.
+func (g *GraphView) KeepInPlace(id, cluster string) {
+	pos, ok := g.NodeCenter(id)
+	if !ok {
+		g.anchor = nil
+		return
+	}
+	g.anchor = &anchor{id: id, cluster: cluster, pos: pos, scale: g.scale}
+}
+
+// keepAnchor applies the anchor to a new layout; false when there is none
+// or it is not in the layout.
+func (g *GraphView) keepAnchor() bool {
+	a := g.anchor
+	if a == nil || g.lay == nil {
+		return false
+	}
+	var x, y float64
+	if b, ok := g.lay.Nodes[a.id]; ok {
+		x, y = b.X, b.Y
+	} else {
+		found := false
+		for _, c := range g.lay.Clusters {
+			if a.cluster != "" && c.Label == a.cluster {
+				// The cluster's top-left part (its first nodes) under the pointer.
+				x, y = c.X0+min((c.X1-c.X0)/2, 120), c.Y0+min((c.Y1-c.Y0)/2, 60)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	g.scale = a.scale
+	g.offset = fyne.NewPos(a.pos.X-float32(x)*a.scale, a.pos.Y-float32(y)*a.scale)
+	g.fitted = true
+	// Then pan as little as needed to bring what was opened (the cluster)
+	// into view, its top-left corner first.
+	s := g.Size()
+	for _, c := range g.lay.Clusters {
+		if a.cluster == "" || c.Label != a.cluster {
+			continue
+		}
+		const m = 8
+		p0, p1 := g.toScreen(Point{c.X0, c.Y0}), g.toScreen(Point{c.X1, c.Y1})
+		dx, dy := float32(0), float32(0)
+		if p1.X > s.Width-m {
+			dx = s.Width - m - p1.X
+		}
+		if p0.X+dx < m {
+			dx = m - p0.X
+		}
+		if p1.Y > s.Height-m {
+			dy = s.Height - m - p1.Y
+		}
+		if p0.Y+dy < m {
+			dy = m - p0.Y
+		}
+		g.offset = g.offset.Add(fyne.NewPos(dx, dy))
+		break
+	}
+	return true
+}
 
 // ZoomBy multiplies the zoom by f around the widget's centre.
 func (g *GraphView) ZoomBy(f float32) {
@@ -274,10 +372,38 @@ func (g *GraphView) NodeAt(p fyne.Position) string {
 	return ""
 }
 
-// Tapped implements fyne.Tappable: select the node under the pointer.
+// MouseDown implements desktop.Mouseable: a press on a node selects it at
+// once (OnSelect). Fyne delays Tapped on a double-tappable widget until the
+// double-tap interval has passed; selecting on the press makes a click show
+// its code without that wait.
+func (g *GraphView) MouseDown(ev *desktop.MouseEvent) {
+	if ev.Button != desktop.MouseButtonPrimary {
+		return
+	}
+	id := g.NodeAt(ev.Position)
+	if id == "" {
+		return
+	}
+	g.pressed = id
+	g.selected = id
+	g.Refresh()
+	if g.OnSelect != nil {
+		g.OnSelect(id)
+	}
+}
+
+// MouseUp implements desktop.Mouseable.
+func (g *GraphView) MouseUp(*desktop.MouseEvent) {}
+
+// Tapped implements fyne.Tappable: select the node under the pointer (when
+// the press did not already).
 func (g *GraphView) Tapped(ev *fyne.PointEvent) {
 	id := g.NodeAt(ev.Position)
 	if id == "" {
+		return
+	}
+	if id == g.pressed {
+		g.pressed = ""
 		return
 	}
 	g.selected = id
@@ -293,6 +419,7 @@ func (g *GraphView) DoubleTapped(ev *fyne.PointEvent) {
 	if id == "" {
 		return
 	}
+	g.pressed = ""
 	g.selected = id
 	if g.OnFocus != nil {
 		g.OnFocus(id)
@@ -375,9 +502,12 @@ type nodeObj struct {
 }
 
 type edgeObj struct {
-	idx   int // index into layout edges
+	idx   int        // index into layout edges
+	segs  [][2]Point // drawn segments in layout space (dashes for dashed kinds)
 	lines []*canvas.Line
 	head  *canvas.Polygon
+	count *canvas.Text // the number of references it stands for (nil for 1)
+	mid   Point        // where the count is drawn
 }
 
 type clusterObj struct {
@@ -427,9 +557,9 @@ func (r *graphRenderer) build() {
 			objs = append(objs, box, t)
 		}
 		for i, e := range lay.Edges {
-			eo := edgeObj{idx: i}
+			eo := edgeObj{idx: i, segs: edgeSegments(e.Points, Dashed(e.Kind))}
 			col := EdgeColor(e.Kind)
-			for j := 1; j < len(e.Points); j++ {
+			for range eo.segs {
 				l := canvas.NewLine(col)
 				eo.lines = append(eo.lines, l)
 				objs = append(objs, l)
@@ -437,6 +567,13 @@ func (r *graphRenderer) build() {
 			if e.Tip != nil {
 				eo.head = &canvas.Polygon{FillColor: col, Sides: 3}
 				objs = append(objs, eo.head)
+			}
+			if e.Count > 1 {
+				eo.count = canvas.NewText(fmt.Sprint(e.Count), color.NRGBA{0x33, 0x41, 0x55, 0xff})
+				eo.count.TextSize = 10
+				eo.count.TextStyle = fyne.TextStyle{Bold: true}
+				eo.mid = polylineMid(e.Points)
+				objs = append(objs, eo.count)
 			}
 			r.edges = append(r.edges, eo)
 		}
@@ -503,20 +640,25 @@ func (r *graphRenderer) place(s fyne.Size) {
 		return
 	}
 	textSize := fontSize * sc * 1.05
-	showText := textSize >= 4
+	showText := textSize >= MinTextSize
 	for i, c := range lay.Clusters {
 		co := r.clusters[i]
 		p0 := g.toScreen(Point{c.X0, c.Y0})
 		p1 := g.toScreen(Point{c.X1, c.Y1})
 		co.box.Move(p0)
 		co.box.Resize(fyne.NewSize(p1.X-p0.X, p1.Y-p0.Y))
-		ts := float32(9) * sc * 1.05
-		if ts >= 4 && showText {
-			if co.label.TextSize != ts {
-				co.label.TextSize = ts
-				co.label.Refresh()
-			}
-			co.label.Move(fyne.NewPos(p0.X+4*sc, p0.Y+1*sc))
+		// Cluster titles stay readable at every zoom: never smaller than
+		// MinTextSize+2, shortened to the frame's width, hidden only when
+		// the frame is too small to hold a word.
+		ts := max(float32(9)*sc*1.05, MinTextSize+2)
+		ts = min(ts, 16)
+		if co.label.TextSize != ts {
+			co.label.TextSize = ts
+		}
+		co.label.Text = fitText(c.Label, ts, p1.X-p0.X-6)
+		co.label.Refresh()
+		if co.label.Text != "" {
+			co.label.Move(fyne.NewPos(p0.X+4, p0.Y+1))
 			co.label.Show()
 		} else {
 			co.label.Hide()
@@ -526,18 +668,32 @@ func (r *graphRenderer) place(s fyne.Size) {
 		e := lay.Edges[eo.idx]
 		hl := g.selected != "" && (e.From == g.selected || e.To == g.selected)
 		col := EdgeColor(e.Kind)
-		width := float32(1.1)
+		width := EdgeWidth(e.Count)
 		if hl {
 			col = selectColor
-			width = 2.4
+			width = max(width, 2.4)
 		} else if g.selected != "" {
 			col.A = 0x90
 		}
 		for j, l := range eo.lines {
-			l.Position1 = g.toScreen(e.Points[j])
-			l.Position2 = g.toScreen(e.Points[j+1])
+			l.Position1 = g.toScreen(eo.segs[j][0])
+			l.Position2 = g.toScreen(eo.segs[j][1])
 			if l.StrokeColor != col || l.StrokeWidth != width {
 				l.StrokeColor, l.StrokeWidth = col, width
+			}
+		}
+		if eo.count != nil {
+			if sc >= 0.4 {
+				p := g.toScreen(eo.mid)
+				ms := eo.count.MinSize()
+				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height))
+				eo.count.Color = color.NRGBA{0x33, 0x41, 0x55, 0xff}
+				if hl {
+					eo.count.Color = selectColor
+				}
+				eo.count.Show()
+			} else {
+				eo.count.Hide()
 			}
 		}
 		if eo.head != nil && len(e.Points) > 0 {
@@ -545,7 +701,7 @@ func (r *graphRenderer) place(s fyne.Size) {
 			tip := g.toScreen(*e.Tip)
 			dx, dy := tip.X-from.X, tip.Y-from.Y
 			length := float32(math.Hypot(float64(dx), float64(dy)))
-			size := max(length, 3)
+			size := max(length, 3, width*2.5)
 			eo.head.Resize(fyne.NewSize(size, size))
 			mid := fyne.NewPos((from.X+tip.X)/2, (from.Y+tip.Y)/2)
 			eo.head.Move(fyne.NewPos(mid.X-size/2, mid.Y-size/2))
@@ -651,4 +807,98 @@ func (r *graphRenderer) Refresh() {
 	}
 	r.Layout(r.g.Size())
 	canvas.Refresh(r.g)
+}
+
+// MinTextSize is the smallest text the graph draws (fyne units, pixels at
+// scale 1): node labels smaller than this are hidden, cluster titles never
+// get smaller.
+const MinTextSize = 7
+
+// EdgeWidth is the stroke width of an edge standing for count references:
+// thicker for more, logarithmically, up to 6.
+func EdgeWidth(count int) float32 {
+	if count <= 1 {
+		return 1.1
+	}
+	return float32(min(6, 1.1+0.8*math.Log2(float64(count))))
+}
+
+// Dashed reports whether edges of kind k are drawn dashed (dynamic dispatch
+// and interface implementation: possible, not certain, targets).
+func Dashed(k codegraph.EdgeKind) bool {
+	return k == codegraph.EdgeDispatches || k == codegraph.EdgeImplements
+}
+
+// edgeSegments turns a polyline into the segments to draw: all of them, or
+// for a dashed edge 5-point dashes with 4-point gaps.
+func edgeSegments(pts []Point, dashed bool) [][2]Point {
+	var out [][2]Point
+	if !dashed {
+		for j := 1; j < len(pts); j++ {
+			out = append(out, [2]Point{pts[j-1], pts[j]})
+		}
+		return out
+	}
+	const dash, gap = 5.0, 4.0
+	on, left := true, dash
+	for j := 1; j < len(pts); j++ {
+		a, b := pts[j-1], pts[j]
+		l := math.Hypot(b.X-a.X, b.Y-a.Y)
+		pos := 0.0
+		for l-pos > 1e-9 {
+			step := math.Min(left, l-pos)
+			p0 := Point{a.X + (b.X-a.X)*pos/l, a.Y + (b.Y-a.Y)*pos/l}
+			p1 := Point{a.X + (b.X-a.X)*(pos+step)/l, a.Y + (b.Y-a.Y)*(pos+step)/l}
+			if on {
+				out = append(out, [2]Point{p0, p1})
+			}
+			pos += step
+			left -= step
+			if left <= 1e-9 {
+				on = !on
+				left = dash
+				if !on {
+					left = gap
+				}
+			}
+		}
+	}
+	return out
+}
+
+// polylineMid is the point halfway along a polyline.
+func polylineMid(pts []Point) Point {
+	if len(pts) == 0 {
+		return Point{}
+	}
+	total := 0.0
+	for j := 1; j < len(pts); j++ {
+		total += math.Hypot(pts[j].X-pts[j-1].X, pts[j].Y-pts[j-1].Y)
+	}
+	half := total / 2
+	for j := 1; j < len(pts); j++ {
+		l := math.Hypot(pts[j].X-pts[j-1].X, pts[j].Y-pts[j-1].Y)
+		if half <= l && l > 0 {
+			t := half / l
+			return Point{pts[j-1].X + (pts[j].X-pts[j-1].X)*t, pts[j-1].Y + (pts[j].Y-pts[j-1].Y)*t}
+		}
+		half -= l
+	}
+	return pts[len(pts)-1]
+}
+
+// fitText shortens s (with a leading "…", keeping the end: the most specific
+// part of a path) to fit width at text size ts; "" when not even a few
+// characters fit.
+func fitText(s string, ts, width float32) string {
+	per := ts * 0.6 // average glyph width of the UI font
+	n := int(width / per)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n < 5 {
+		return ""
+	}
+	return "…" + string(r[len(r)-n+1:])
 }

@@ -19,3 +19,16 @@ awk '/^BenchmarkLayout\/nodes=/ {
 		printf "  %-20s go-graphviz %7.1f ms  native %7.1f ms  ratio %.2f\n", k, t[k ",gographviz"]/1e6, t[k ",native-dot"]/1e6, t[k ",gographviz"]/t[k ",native-dot"]
 }' "$OUT" | sort -t= -k2 -n
 rm -f "$OUT"
+
+# The real window (issue 12): first graph, stalls, node size and click → code
+# on a copy of a real library, measured from outside through the automation
+# file under Xvfb. Needs the built binary (make bench builds bin/codeloom),
+# Xvfb, xdotool and ImageMagick; set BENCH_GUI_PROJECT to measure another tree.
+if [ -x bin/codeloom ] && command -v Xvfb >/dev/null && command -v xdotool >/dev/null; then
+	P="${BENCH_GUI_PROJECT:-/usr/lib/python3.11}"
+	if [ -d "$P" ]; then
+		echo
+		echo "real window on $P (warm graph cache; one JSON line per run):"
+		python3 scripts/bench-gui-window.py bin/codeloom "$P" --runs 2
+	fi
+fi

@@ -341,20 +341,29 @@ func (p *bottomPanes) runTask() {
 		mu.Unlock()
 		show(true)
 		p.w.do(func() {
-			defer p.setBusy(false) // last: tests wait on it
 			if w.project == nil {
+				p.setBusy(false)
 				return
 			}
-			if g := w.project.Graph(); g != nil {
-				w.setGraph(g)
+			finish := func() {
+				defer p.setBusy(false) // last: tests wait on it
+				if n, ok := w.snap.Node(w.code.NodeID()); ok && !w.code.Dirty() {
+					w.openCode(n)
+				}
+				p.refresh()
+				w.setStatus("Task finished: see the Prompt tab; runs, versions and lessons were recorded")
+				w.writeState()
+			}
+			g := w.project.Graph()
+			if g == nil {
+				finish()
+				return
+			}
+			// The new graph is indexed off the UI goroutine, then shown.
+			w.setGraphThen(g, func() {
 				w.rebuildView()
-			}
-			if n, ok := w.snap.Node(w.code.NodeID()); ok && !w.code.Dirty() {
-				w.openCode(n)
-			}
-			p.refresh()
-			w.setStatus("Task finished: see the Prompt tab; runs, versions and lessons were recorded")
-			w.writeState()
+				finish()
+			})
 		})
 	}()
 }

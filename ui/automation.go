@@ -14,30 +14,39 @@ import (
 // (CODELOOM_AUTOMATION) so end-to-end tests can drive it with xdotool:
 // positions are in window (canvas) coordinates.
 type AutomationState struct {
-	Time      time.Time       `json:"time"`
-	Title     string          `json:"title"`
-	Project   string          `json:"project"`
-	Indexing  bool            `json:"indexing"`
-	Error     string          `json:"error,omitempty"`
-	Status    string          `json:"status"`
-	ViewTitle string          `json:"view_title"`
-	NodeCount int             `json:"node_count"` // nodes drawn
-	EdgeCount int             `json:"edge_count"`
-	Graph     AutoBox         `json:"graph"` // the graph widget
-	Nodes     []AutoNode      `json:"nodes"`
-	Selected  string          `json:"selected"`
-	CodePath  string          `json:"code_path"`
-	CodeNode  string          `json:"code_node"`
-	Code      string          `json:"code"`      // the marked node's lines
-	CodeFile  string          `json:"code_file"` // the whole text in the pane
-	Editing   bool            `json:"editing"`
-	Dirty     bool            `json:"dirty"`
-	Versions  int             `json:"versions"`
-	Scale     float32         `json:"scale"`
-	EditBtn   AutoBox         `json:"edit_button"` // the code pane's Edit/View button
-	OpenBtn   AutoBox         `json:"open_button"` // Open Folder…
-	Editor    AutoBox         `json:"editor"`      // the code pane's text area
-	Extra     json.RawMessage `json:"extra,omitempty"`
+	Time      time.Time  `json:"time"`
+	Title     string     `json:"title"`
+	Project   string     `json:"project"`
+	Indexing  bool       `json:"indexing"`
+	Error     string     `json:"error,omitempty"`
+	Status    string     `json:"status"`
+	ViewTitle string     `json:"view_title"`
+	NodeCount int        `json:"node_count"` // nodes drawn
+	EdgeCount int        `json:"edge_count"`
+	Graph     AutoBox    `json:"graph"` // the graph widget
+	Nodes     []AutoNode `json:"nodes"`
+	Selected  string     `json:"selected"`
+	CodePath  string     `json:"code_path"`
+	CodeNode  string     `json:"code_node"`
+	Code      string     `json:"code"`      // the marked node's lines
+	CodeFile  string     `json:"code_file"` // the whole text in the pane
+	Editing   bool       `json:"editing"`
+	Dirty     bool       `json:"dirty"`
+	Versions  int        `json:"versions"`
+	Scale     float32    `json:"scale"`
+	EditBtn   AutoBox    `json:"edit_button"` // the code pane's Edit/View button
+	OpenBtn   AutoBox    `json:"open_button"` // Open Folder…
+	Editor    AutoBox    `json:"editor"`      // the code pane's text area
+	// StallMaxMs is the longest time the UI goroutine did not answer the
+	// watchdog (ms), StallWhat what it was running then, Stalls how many
+	// blocks passed 100 ms.
+	StallMaxMs  float64         `json:"stall_max_ms"`
+	StallWhat   string          `json:"stall_what,omitempty"`
+	Stalls      int             `json:"stalls"`
+	HiddenEdges int             `json:"hidden_edges"`    // edges the view's budget left out
+	Fallback    bool            `json:"layout_fallback"` // the grid layout stood in for Graphviz
+	References  int             `json:"references"`      // lines in the references panel
+	Extra       json.RawMessage `json:"extra,omitempty"`
 }
 
 // AutoBox is a rectangle in window coordinates.
@@ -82,11 +91,17 @@ func (w *Workbench) State() AutomationState {
 		return AutoBox{}
 	}
 	s.EditBtn, s.Editor, s.OpenBtn = box(w.code.editBtn), box(w.code.stack), box(w.openBtn)
+	longest, what, n := w.stalls.get()
+	s.StallMaxMs, s.StallWhat, s.Stalls = float64(longest.Microseconds())/1000, what, n
+	if w.refs != nil {
+		s.References = len(w.refs.refs)
+	}
 	s.Extra = w.workflowExtra(box)
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
 	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {
 		s.ViewTitle, s.NodeCount, s.EdgeCount = v.Title, len(v.Nodes), len(v.Edges)
+		s.HiddenEdges, s.Fallback = v.HiddenEdges, lay.Fallback
 		for _, n := range v.Nodes {
 			c, ok := w.graph.NodeCenter(n.ID)
 			if !ok {
@@ -119,24 +134,4 @@ func (w *Workbench) writeState() {
 	if err := os.Rename(tmp, w.opts.Automation); err != nil {
 		slog.Warn("automation state", "file", filepath.Base(w.opts.Automation), "err", err)
 	}
-}
-
-// startAutomation rewrites the state twice a second too, so positions stay
-// current after pans, zooms and window resizes. It stops when stop closes.
-func (w *Workbench) startAutomation(stop <-chan struct{}) {
-	if w.opts.Automation == "" {
-		return
-	}
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				w.do(w.writeState)
-			}
-		}
-	}()
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
@@ -12,13 +13,41 @@ import (
 type cgGraph struct{ *codegraph.Graph }
 
 // Search implements Graph with codegraph's fuzzy search.
+// Names spelt by the starts of their words ("storjson" → store_json) come
+// first, then codegraph's own matches.
 func (g cgGraph) Search(query string, limit int) []string {
-	ms := g.Graph.Search(query, limit)
-	out := make([]string, 0, len(ms))
-	for _, m := range ms {
-		if m.Node != nil {
+	out := wordStartSearch(g.Graph.Nodes(), query, limit)
+	seen := map[string]bool{}
+	for _, id := range out {
+		seen[id] = true
+	}
+	for _, m := range g.Graph.Search(query, limit) {
+		if m.Node != nil && !seen[m.Node.ID] && len(out) < limit {
 			out = append(out, m.Node.ID)
 		}
+	}
+	return out
+}
+
+// wordStartSearch ranks the nodes whose name matches query by word starts.
+func wordStartSearch(nodes []*codegraph.Node, query string, limit int) []string {
+	type hit struct {
+		id    string
+		score int
+	}
+	var hits []hit
+	for _, n := range nodes {
+		if n == nil || n.Kind == codegraph.KindPackage {
+			continue
+		}
+		if s := wordStartMatch(query, n.Name); s > 0 {
+			hits = append(hits, hit{n.ID, s})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	out := make([]string, 0, min(limit, len(hits)))
+	for _, h := range hits[:min(limit, len(hits))] {
+		out = append(out, h.id)
 	}
 	return out
 }

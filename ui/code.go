@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -64,7 +65,14 @@ type CodePane struct {
 	markStart, markEnd     int
 	original               string // file content as last loaded or saved
 	editing                bool
+	editorStale            bool // the editor does not hold original yet (filled on Edit)
+	gridFirst              int  // 0-based file line of the grid's first row
 }
+
+// gridWindow is the most lines the viewer holds: a text grid of a
+// 4,000-line file took seconds to build on the UI goroutine, so a long file
+// shows the lines around the node (the editor has the whole file).
+const gridWindow = 600
 
 // NewCodePane builds an empty code pane.
 func NewCodePane() *CodePane {
@@ -125,20 +133,48 @@ func (c *CodePane) MarkedText() string {
 	return strings.Join(lines[s:e], "\n")
 }
 
+// codeView is a file highlighted for the viewer: computed off the UI
+// goroutine for long files (prepareCode is safe on any goroutine).
+type codeView struct {
+	rows     []widget.TextGridRow
+	first    int    // 0-based file line of the first row
+	numbered bool   // rows carry their own line numbers
+	window   string // header note when only part of the file is shown
+}
+
+// prepareCode highlights text (at most gridWindow lines around start).
+func prepareCode(path, text string, start, end int) codeView {
+	lines := strings.Split(text, "\n")
+	if len(lines) <= gridWindow {
+		return codeView{rows: HighlightRows(path, text, start, end)}
+	}
+	first := max(0, min(start-1-gridWindow/3, len(lines)-gridWindow))
+	last := min(len(lines), first+gridWindow)
+	rows := HighlightRows(path, strings.Join(lines[first:last], "\n"), max(0, start-first), max(0, end-first))
+	return codeView{rows: numberRows(rows, first+1), first: first, numbered: true,
+		window: fmt.Sprintf(" · lines %d–%d of %d shown, Edit for all", first+1, last, len(lines))}
+}
+
 // ShowFile loads text of file path and marks lines start..end of the node
 // (0 for a whole file). Any edit in progress is dropped: callers ask first.
 func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int) {
+	c.showPrepared(path, text, nodeID, nodeName, start, end, prepareCode(path, text, start, end))
+}
+
+// showPrepared is ShowFile with the highlighting already done.
+func (c *CodePane) showPrepared(path, text, nodeID, nodeName string, start, end int, cv codeView) {
 	c.path, c.nodeID, c.nodeName = path, nodeID, nodeName
 	c.markStart, c.markEnd = start, end
 	c.original = text
-	c.grid.Rows = HighlightRows(path, text, start, end)
+	c.gridFirst, c.grid.ShowLineNumbers, c.grid.Rows = cv.first, !cv.numbered, cv.rows
+	window := cv.window
 	c.grid.Refresh()
 	if start > 0 {
-		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)", path, nodeName, start, end))
+		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)%s", path, nodeName, start, end, window))
 	} else {
-		c.header.SetText(path)
+		c.header.SetText(path + window)
 	}
-	c.editor.SetText(text)
+	c.editorStale = true
 	c.SetEditing(false)
 	c.scrollToMark()
 }
@@ -147,6 +183,7 @@ func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int)
 func (c *CodePane) Clear(message string) {
 	c.path, c.nodeID, c.nodeName, c.original = "", "", "", ""
 	c.markStart, c.markEnd = 0, 0
+	c.gridFirst, c.editorStale = 0, true
 	c.grid.Rows = nil
 	c.grid.Refresh()
 	c.header.SetText(message)
@@ -161,7 +198,7 @@ func (c *CodePane) scrollToMark() {
 	// The scroller clamps offsets to its content's current size, which is
 	// only updated at the next layout: size the content for the new text now.
 	c.scroll.Content.Resize(c.scroll.Content.MinSize().Max(c.scroll.Size()))
-	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3), 0)
+	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3-c.gridFirst), 0)
 	c.scroll.ScrollToOffset(fyne.NewPos(0, pos.Y))
 	c.scroll.Refresh()
 	c.editor.CursorRow = c.markStart - 1
@@ -175,6 +212,10 @@ func (c *CodePane) SetEditing(on bool) {
 	}
 	c.editing = on
 	if on {
+		if c.editorStale {
+			c.editor.SetText(c.original)
+			c.editorStale = false
+		}
 		c.scroll.Hide()
 		c.editor.Show()
 		c.editBtn.SetText("View")
@@ -222,4 +263,22 @@ func (c *CodePane) save() {
 func (c *CodePane) Saved(text string) {
 	c.original = text
 	c.updateButtons()
+}
+
+// lineNumberStyle is the colour of line numbers drawn into a windowed grid.
+var lineNumberStyle = &widget.CustomTextGridStyle{FGColor: color.NRGBA{0x94, 0xa3, 0xb8, 0xff}, TextStyle: fyne.TextStyle{Monospace: true}}
+
+// numberRows puts line numbers, from first, in front of each row (the text
+// grid's own numbers always start at 1).
+func numberRows(rows []widget.TextGridRow, first int) []widget.TextGridRow {
+	width := len(fmt.Sprint(first + len(rows)))
+	for i := range rows {
+		num := fmt.Sprintf("%*d ", width, first+i)
+		cells := make([]widget.TextGridCell, 0, len(num)+len(rows[i].Cells))
+		for _, r := range num {
+			cells = append(cells, widget.TextGridCell{Rune: r, Style: lineNumberStyle})
+		}
+		rows[i].Cells = append(cells, rows[i].Cells...)
+	}
+	return rows
 }

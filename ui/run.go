@@ -67,7 +67,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	w.Window().SetMaster()
 	stop := make(chan struct{})
 	defer close(stop)
-	w.startAutomation(stop)
+	w.startWatchdog(stop)
 	go func() {
 		select {
 		case <-ctx.Done():

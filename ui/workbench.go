@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -113,6 +118,11 @@ type Workbench struct {
 	folders  map[string]bool // expanded folder nodes of the overview
 	focusID  string
 	filter   graphview.Filter
+	graphGen int // bumped per graph snapshot handed to a background preparation
+	viewGen  int // bumped per view rebuild: a view built late for an older one is dropped
+	codeGen  int // bumped per file opened: a highlighting done late for an older one is dropped
+	stalls   stallStats
+	refs     *refsPanel
 
 	idxMu       sync.Mutex // guards cancelIndex (set from the UI goroutine, read in Close)
 	cancelIndex context.CancelFunc
@@ -172,7 +182,14 @@ func (w *Workbench) build() {
 			w.setStatus("Graph layout failed: " + err.Error())
 			w.viewInfo.SetText("")
 		} else {
-			w.viewInfo.SetText(fmt.Sprintf("%s · %d nodes · %d edges", v.Title, len(v.Nodes), len(v.Edges)))
+			info := fmt.Sprintf("%s · %d nodes · %d edges", v.Title, len(v.Nodes), len(v.Edges))
+			if v.HiddenEdges > 0 {
+				info += fmt.Sprintf(" (+%d weaker hidden)", v.HiddenEdges)
+			}
+			if lay := w.graph.CurrentLayout(); lay != nil && lay.Fallback {
+				info += " · grid layout"
+			}
+			w.viewInfo.SetText(info)
 		}
 		w.writeState()
 	}
@@ -243,13 +260,16 @@ func (w *Workbench) build() {
 		container.NewHBox(zoomOut, zoomIn, fit, export),
 		w.search)
 
-	side := container.NewBorder(w.treeFilter, nil, nil, nil, w.tree)
+	w.refs = newRefsPanel(w)
+	refSplit := container.NewVSplit(w.tree, w.refs.root)
+	refSplit.Offset = 0.62
+	side := container.NewBorder(w.treeFilter, nil, nil, nil, refSplit)
 	w.splitGraph = container.NewHSplit(w.graph, w.code.Object())
-	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph, 0.58)
+	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph, 0.55)
 	w.splitCenter = container.NewVSplit(w.splitGraph, w.panes.Object())
-	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.74)
+	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.7)
 	w.splitMain = container.NewHSplit(side, w.splitCenter)
-	w.splitMain.Offset = w.app.Preferences().FloatWithFallback(prefSplitMain, 0.17)
+	w.splitMain.Offset = w.app.Preferences().FloatWithFallback(prefSplitMain, 0.15)
 
 	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(w.viewInfo, w.progBox), w.status)
 	w.win.SetContent(container.NewBorder(toolbar, statusBar, nil, nil, w.splitMain))
@@ -414,6 +434,15 @@ func (w *Workbench) OpenProject(dir string) {
 			})
 		}
 		p, err := opener(ctx, abs, store, progress)
+		var prep *prepared
+		var first *graphview.View
+		if err == nil && ctx.Err() == nil {
+			w.do(func() { w.progressTx.SetText("Preparing the graph…") })
+			prep = prepareGraph(p.Graph(), "")
+			first = viewParams{ix: prep.ix, mode: modeOverview, expanded: map[string]bool{}, folders: map[string]bool{}, filter: w.filterCopy()}.build()
+			go warmHighlighter(prep.g)
+			slog.Info("graph prepared", "root", abs, "index_and_tree", prep.took, "overview_nodes", len(first.Nodes), "overview_edges", len(first.Edges))
+		}
 		w.do(func() {
 			w.indexing = false
 			w.progBox.Hide()
@@ -443,12 +472,13 @@ func (w *Workbench) OpenProject(dir string) {
 			if serr != nil {
 				w.setStatus("Memory store unavailable (history and versions off): " + serr.Error())
 			}
-			g := p.Graph()
-			w.setGraph(g)
+			g := prep.g
+			w.applyGraph(prep)
 			w.mode = modeOverview
 			w.expanded = map[string]bool{}
 			w.folders = map[string]bool{}
-			w.rebuildView()
+			w.viewGen++
+			w.showBuilt(first)
 			w.code.Clear("Click a node to see its code")
 			w.panes.refresh()
 			slog.Info("project opened", "root", abs, "nodes", len(g.Nodes()), "took", time.Since(start))
@@ -494,7 +524,10 @@ func (w *Workbench) watch(p Project) {
 
 // externalChange shows a graph updated from files changed on disk.
 func (w *Workbench) externalChange(g Graph) {
-	w.setGraph(g)
+	w.setGraphThen(g, func() { w.externalChanged(g) })
+}
+
+func (w *Workbench) externalChanged(g Graph) {
 	w.rebuildView()
 	id := w.code.NodeID()
 	switch n, ok := g.Node(id); {
@@ -537,18 +570,33 @@ func (w *Workbench) storeOrNil() Store {
 	return w.store
 }
 
+// setGraph makes g the window's graph at once, on the UI goroutine (tests
+// and small graphs; the app prepares big ones with setGraphThen).
 func (w *Workbench) setGraph(g Graph) {
-	w.snap = g
-	w.index = graphview.NewIndex(g)
-	w.refreshTree(false)
+	w.applyGraph(prepareGraph(g, w.treeFilter.Text))
 }
 
 func (w *Workbench) refreshTree(fromFilter bool) {
-	w.treeModel = buildTree(w.snap, w.treeFilter.Text)
-	w.tree.Refresh()
-	if fromFilter && w.treeFilter.Text != "" {
-		w.tree.OpenAllBranches()
-	}
+	snap, filter := w.snap, w.treeFilter.Text
+	w.graphGen++
+	gen := w.graphGen
+	go func() {
+		tm := buildTree(snap, filter)
+		w.do(func() {
+			if w.snap != snap || w.graphGen != gen {
+				return
+			}
+			w.treeModel = tm
+			w.tree.Refresh()
+			if fromFilter && filter != "" {
+				w.tree.OpenAllBranches()
+			}
+		})
+	}()
+}
+
+func (w *Workbench) filterCopy() graphview.Filter {
+	return graphview.Filter{HideNodes: maps.Clone(w.filter.HideNodes), HideEdges: maps.Clone(w.filter.HideEdges)}
 }
 
 // ---- views ----------------------------------------------------------------
@@ -560,27 +608,6 @@ func (w *Workbench) depthValue() int {
 		d = graphview.DefaultDepth
 	}
 	return d
-}
-
-// currentView builds the view for the current mode (nil without a project).
-func (w *Workbench) currentView() *graphview.View {
-	if w.index == nil {
-		return nil
-	}
-	if w.mode == modeFocus && w.focusID != "" {
-		v, err := graphview.Focus(w.index, w.focusID, graphview.FocusOptions{Depth: w.depthValue(), Filter: w.filter})
-		if err == nil {
-			return v
-		}
-		w.mode = modeOverview
-	}
-	return graphview.Overview(w.index, graphview.OverviewOptions{Expanded: w.expanded, ExpandedFolders: w.folders, Filter: w.filter})
-}
-
-func (w *Workbench) rebuildView() {
-	if v := w.currentView(); v != nil {
-		w.graph.ShowView(v)
-	}
 }
 
 // Focus shows the neighbourhood of id.
@@ -596,15 +623,34 @@ func (w *Workbench) Focus(id string) {
 	w.graph.Select(id)
 }
 
+// onDoubleTap expands a folder, group or file in place (same zoom, the
+// clicked node or what replaces it under the pointer) or shows the symbol
+// view of a definition; a real node's code is shown either way.
 func (w *Workbench) onDoubleTap(id string) {
-	if strings.HasPrefix(id, "dir:") {
+	switch {
+	case strings.HasPrefix(id, "dir:"), strings.HasPrefix(id, "rest:"), id == graphview.ExternalNodeID:
 		w.mode = modeOverview
 		w.folders[id] = !w.folders[id]
+		cluster := ""
+		if d, ok := strings.CutPrefix(id, "dir:"); ok {
+			cluster = d + "/"
+		} else if d, ok := strings.CutPrefix(id, "rest:"); ok && d != "" {
+			cluster = d + "/"
+		} else if id == graphview.ExternalNodeID {
+			cluster = "external packages"
+		}
+		w.graph.KeepInPlace(id, cluster)
 		w.rebuildView()
+		w.selectNode(id, true)
 		return
-	}
-	if strings.HasPrefix(id, "more:") {
-		w.Focus(strings.TrimPrefix(id, "more:"))
+	case strings.HasPrefix(id, "more:"):
+		target := strings.TrimPrefix(id, "more:")
+		if i := strings.LastIndexByte(target, ':'); i > 0 {
+			if _, ok := w.index.Node(target); !ok {
+				target = target[:i] // a symbol view's "+k more callers" stub
+			}
+		}
+		w.Focus(target)
 		return
 	}
 	n, ok := w.index.Node(id)
@@ -613,13 +659,20 @@ func (w *Workbench) onDoubleTap(id string) {
 	}
 	if w.mode == modeOverview && n.Kind == codegraph.KindFile {
 		w.expanded[id] = !w.expanded[id]
+		w.graph.KeepInPlace(id, n.Path)
 		w.rebuildView()
+		w.selectNode(id, true)
 		return
 	}
 	w.Focus(id)
+	w.selectNode(id, true)
 }
 
 // ---- selection and code ---------------------------------------------------
+
+// syncCodeBytes is the file size up to which code is highlighted on the UI
+// goroutine (a few milliseconds); longer files are highlighted in the background.
+const syncCodeBytes = 32 << 10
 
 // SelectNode selects id: highlights it in the graph (focusing on it when it
 // is not shown), selects it in the tree and opens its code.
@@ -635,6 +688,10 @@ func (w *Workbench) selectNode(id string, fromGraph bool) {
 	}
 	if strings.HasPrefix(id, "dir:") {
 		w.setStatus("Folder " + strings.TrimPrefix(id, "dir:") + ": double-click it to show its files")
+		return
+	}
+	if strings.HasPrefix(id, "rest:") || id == graphview.ExternalNodeID {
+		w.setStatus("This stands for what the node budget left out: double-click it to show more")
 		return
 	}
 	n, ok := w.snap.Node(id)
@@ -671,6 +728,7 @@ func (w *Workbench) selectNode(id string, fromGraph bool) {
 	w.tree.ScrollTo(id)
 	w.treeSync = false
 	w.openCode(n)
+	w.refs.show(w.index, id)
 	w.panes.refreshHistory()
 	w.writeState()
 }
@@ -699,8 +757,27 @@ func (w *Workbench) openCode(n *codegraph.Node) {
 	if n.Kind == codegraph.KindFile {
 		start, end = 0, 0
 	}
-	w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
-	w.setStatus(strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  "))
+	w.codeGen++
+	status := strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  ")
+	if len(data) <= syncCodeBytes {
+		w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
+		w.setStatus(status)
+		return
+	}
+	// A long file is highlighted off the UI goroutine (chroma took seconds).
+	gen, text := w.codeGen, string(data)
+	w.setStatus("Highlighting " + n.Path + "…")
+	go func() {
+		cv := prepareCode(n.Path, text, start, end)
+		w.do(func() {
+			if w.codeGen != gen || w.code.Dirty() {
+				return
+			}
+			w.code.showPrepared(n.Path, text, n.ID, firstNonEmpty(n.QualName, n.Name), start, end, cv)
+			w.setStatus(status)
+			w.writeState()
+		})
+	}()
 }
 
 func firstNonEmpty(s ...string) string {
@@ -734,7 +811,24 @@ func (w *Workbench) jumpTo(q string) {
 	if w.snap == nil || strings.TrimSpace(q) == "" {
 		return
 	}
-	ids := w.snap.Search(q, 10)
+	if w.index != nil && w.index.Len() > syncViewLimit {
+		// Searching a big graph takes a while: off the UI goroutine.
+		snap := w.snap
+		w.setStatus("Searching " + q + "…")
+		go func() {
+			ids := snap.Search(q, 10)
+			w.do(func() {
+				if w.snap == snap {
+					w.jumpToResults(q, ids)
+				}
+			})
+		}()
+		return
+	}
+	w.jumpToResults(q, w.snap.Search(q, 10))
+}
+
+func (w *Workbench) jumpToResults(q string, ids []string) {
 	if len(ids) == 0 {
 		w.setStatus(fmt.Sprintf("No node matches %q", q))
 		return
@@ -767,6 +861,7 @@ func (w *Workbench) save(text string) {
 func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 	store, project := w.storeOrNil(), w.project
 	nodeID := req.NodeID
+	filter := w.treeFilter.Text
 	w.setStatus(verb + " " + req.Path + "…")
 	go func() {
 		err := SaveFile(store, req)
@@ -784,6 +879,10 @@ func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 			return
 		}
 		g, uerr := project.UpdateFiles(context.Background(), []string{req.Path})
+		var prep *prepared
+		if uerr == nil {
+			prep = prepareGraph(g, filter)
+		}
 		w.do(func() {
 			if w.project != project {
 				return
@@ -793,7 +892,7 @@ func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 				w.showError("Saved, but re-indexing failed", uerr, "The file is saved; reopen the project to rebuild the graph.")
 				return
 			}
-			w.setGraph(g)
+			w.applyGraph(prep)
 			w.rebuildView()
 			if _, ok := g.Node(nodeID); ok {
 				w.graph.Select(nodeID)
@@ -863,7 +962,7 @@ func nodeKinds() []codegraph.Kind {
 }
 
 func edgeKinds() []codegraph.EdgeKind {
-	return []codegraph.EdgeKind{codegraph.EdgeContains, codegraph.EdgeImports, codegraph.EdgeCalls, codegraph.EdgeInherits, codegraph.EdgeUses, codegraph.EdgeRequires}
+	return []codegraph.EdgeKind{codegraph.EdgeContains, codegraph.EdgeImports, codegraph.EdgeCalls, codegraph.EdgeInherits, codegraph.EdgeUses, codegraph.EdgeRequires, codegraph.EdgeDispatches, codegraph.EdgeImplements}
 }
 
 // SetNodeKindVisible shows or hides a node kind and redraws.
@@ -879,21 +978,41 @@ func (w *Workbench) SetEdgeKindVisible(k codegraph.EdgeKind, on bool) {
 }
 
 func (w *Workbench) showFilters(anchor fyne.CanvasObject) {
-	box := container.NewVBox(widget.NewLabelWithStyle("Nodes", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	for _, k := range nodeKinds() {
+	// The filters double as the colour legend: a swatch before each kind.
+	box := container.NewVBox(widget.NewLabelWithStyle("Nodes (colour legend)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	for _, k := range append(nodeKinds(), graphview.KindFolder) {
 		k := k
 		c := widget.NewCheck(string(k), func(on bool) { w.SetNodeKindVisible(k, on) })
 		c.Checked = !w.filter.HideNodes[k]
-		box.Add(c)
+		fill, line := graphview.NodeColors(graphview.ViewNode{Kind: k})
+		sw := canvas.NewRectangle(fill)
+		sw.StrokeColor, sw.StrokeWidth, sw.CornerRadius = line, 1.5, 3
+		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), sw), nil, c))
 	}
-	box.Add(widget.NewLabelWithStyle("Edges", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	box.Add(widget.NewLabelWithStyle("Edges (thicker: more references; dashed: possible targets)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 	for _, k := range edgeKinds() {
 		k := k
 		c := widget.NewCheck(string(k), func(on bool) { w.SetEdgeKindVisible(k, on) })
 		c.Checked = !w.filter.HideEdges[k]
-		box.Add(c)
+		l := canvas.NewLine(graphview.EdgeColor(k))
+		l.StrokeWidth = 2.5
+		l.Position1, l.Position2 = fyne.NewPos(0, 9), fyne.NewPos(22, 9)
+		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), container.NewWithoutLayout(l)), nil, c))
 	}
+	box.Add(widget.NewLabel("Esc closes"))
 	pop := widget.NewPopUp(box, w.win.Canvas())
+	cv := w.win.Canvas()
+	prev := cv.OnTypedKey()
+	cv.SetOnTypedKey(func(ev *fyne.KeyEvent) {
+		if ev.Name == fyne.KeyEscape {
+			pop.Hide()
+			cv.SetOnTypedKey(prev)
+			return
+		}
+		if prev != nil {
+			prev(ev)
+		}
+	})
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
 	pop.ShowAtPosition(pos)
 }
@@ -919,8 +1038,17 @@ func (w *Workbench) exportTo(format string) {
 			return
 		}
 		w.setStatus("Exporting " + wc.URI().Path() + "…")
+		var shot image.Image
+		if format == "png" {
+			shot = w.graphImage()
+		}
 		go func() {
-			err := w.layouter.Export(context.Background(), v, format, wc)
+			var err error
+			if shot != nil {
+				err = png.Encode(wc, shot)
+			} else {
+				err = w.layouter.Export(context.Background(), v, format, wc)
+			}
 			if cerr := wc.Close(); err == nil {
 				err = cerr
 			}
@@ -936,6 +1064,26 @@ func (w *Workbench) exportTo(format string) {
 	d.SetFileName("codeloom-graph." + format)
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
+}
+
+// graphImage is the graph as the screen shows it (PNG export: Graphviz's
+// own PNG renderer drew curved edges as wedges and lost clusters and test
+// colours), or nil when the driver cannot capture the window.
+func (w *Workbench) graphImage() image.Image {
+	full := w.win.Canvas().Capture()
+	if full == nil {
+		return nil
+	}
+	d := fyne.CurrentApp().Driver()
+	pos, size := d.AbsolutePositionForObject(w.graph), w.graph.Size()
+	sc := w.win.Canvas().Scale()
+	r := image.Rect(int(pos.X*sc), int(pos.Y*sc), int((pos.X+size.Width)*sc), int((pos.Y+size.Height)*sc)).Intersect(full.Bounds())
+	if r.Empty() {
+		return nil
+	}
+	out := image.NewNRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
+	draw.Draw(out, out.Bounds(), full, r.Min, draw.Src)
+	return out
 }
 
 // do runs f on the UI goroutine; every update from a background goroutine

@@ -233,7 +233,8 @@ func TestSearchFocusesNode(t *testing.T) {
 	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	waitFor(t, "the focus view", func() bool {
 		v := w.graph.View()
-		return v != nil && strings.HasPrefix(v.Title, "Focus:") && w.graph.CurrentLayout() != nil
+		// A function gets the symbol view (callers, callees) since issue 12.
+		return v != nil && strings.HasPrefix(v.Title, "Symbol:") && w.graph.CurrentLayout() != nil
 	})
 	id := w.graph.Selected()
 	n, ok := w.snap.Node(id)

@@ -1,0 +1,251 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// genLargeProject writes a Python project of packages × modules files in
+// nested folders, each module calling functions of other packages, so the
+// overview must summarise (folders, counted edges) instead of drawing files.
+func genLargeProject(t *testing.T, root string, packages, modules int) {
+	t.Helper()
+	for p := 0; p < packages; p++ {
+		for sub := 0; sub < 2; sub++ {
+			dir := filepath.Join(root, fmt.Sprintf("pkg%02d", p), fmt.Sprintf("sub%d", sub))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "__init__.py"), nil, 0o644)
+			for m := 0; m < modules; m++ {
+				q := (p*7 + m + 1) % packages
+				var b strings.Builder
+				fmt.Fprintf(&b, "from pkg%02d.sub%d import mod%02d as other\n\n\n", q, sub, m)
+				fmt.Fprintf(&b, "class Thing%d:\n    def run(self, x):\n        return helper_%d(x) + other.helper_%d(x)\n\n\n", m, m, m)
+				fmt.Fprintf(&b, "def helper_%d(x):\n    return other.helper_%d(x - 1) if x > 0 else 0\n", m, m)
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("mod%02d.py", m)), []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// TestEndToEndLargeProject drives the real binary on a generated project of
+// 40 packages (1,600 modules): open → overview (a folder summary within the
+// node and edge budgets, readable node size) → drill down into a folder →
+// a file → the symbol view of a function (callers left, callees right, the
+// references panel filled, its code shown) → edit → save.
+func TestEndToEndLargeProject(t *testing.T) {
+	bin := os.Getenv("CODELOOM_E2E_BIN")
+	if bin == "" {
+		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
+	}
+	bin, _ = filepath.Abs(bin)
+	tmp := t.TempDir()
+	out := os.Getenv("CODELOOM_E2E_OUT")
+	if out == "" {
+		out = tmp
+	}
+	os.MkdirAll(out, 0o755)
+	project := filepath.Join(tmp, "large")
+	genLargeProject(t, project, 40, 20)
+
+	display := startXvfb(t)
+	state := filepath.Join(tmp, "state.json")
+	app := exec.Command(bin, "open", project)
+	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state,
+		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
+	logf, err := os.Create(filepath.Join(out, "e2e-large-app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	app.Stdout, app.Stderr = logf, logf
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	t.Cleanup(func() { app.Process.Kill(); <-exited })
+	x := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("xdotool", args...)
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, b)
+		}
+	}
+	shot := func(name string) {
+		time.Sleep(700 * time.Millisecond)
+		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		cmd.Run()
+	}
+	wait := func(what string, timeout time.Duration, ok func(AutomationState) bool) AutomationState {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		var last AutomationState
+		for time.Now().Before(deadline) {
+			select {
+			case err := <-exited:
+				t.Fatalf("app exited while waiting for %s: %v", what, err)
+			default:
+			}
+			if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &last) == nil && ok(last) {
+				return last
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		shot("e2e-large-timeout.png")
+		t.Fatalf("timed out waiting for %s; view %q nodes %d status %q", what, last.ViewTitle, last.NodeCount, last.Status)
+		return last
+	}
+	// visible picks a drawn node inside the graph widget matching ok.
+	visible := func(s AutomationState, ok func(AutoNode) bool) (AutoNode, bool) {
+		g := s.Graph
+		for _, n := range s.Nodes {
+			if ok(n) && n.X > g.X+10 && n.X < g.X+g.W-10 && n.Y > g.Y+10 && n.Y < g.Y+g.H-10 {
+				return n, true
+			}
+		}
+		return AutoNode{}, false
+	}
+	click := func(n AutoNode, double bool) {
+		t.Helper()
+		x("mousemove", fmt.Sprint(int(n.X)), fmt.Sprint(int(n.Y)))
+		time.Sleep(100 * time.Millisecond)
+		if double {
+			x("click", "--repeat", "2", "--delay", "80", "1")
+		} else {
+			x("click", "1")
+		}
+		time.Sleep(400 * time.Millisecond) // let the double-click timer lapse
+	}
+
+	// 1. Overview: a summary of folders within the budgets, readable.
+	s := wait("the overview", 180*time.Second, func(s AutomationState) bool { return !s.Indexing && s.NodeCount > 0 })
+	if s.NodeCount > 62 || s.EdgeCount > 150 {
+		t.Errorf("overview draws %d nodes and %d edges; budgets 60 and 150", s.NodeCount, s.EdgeCount)
+	}
+	folder, ok := visible(s, func(n AutoNode) bool { return n.Kind == "folder" })
+	if !ok {
+		t.Fatalf("no folder node on screen: %+v", s.Nodes)
+	}
+	var hs []float32
+	for _, n := range s.Nodes {
+		hs = append(hs, n.H)
+	}
+	if med := median(hs); med < 14 {
+		t.Errorf("median node height %.1f px, want ≥ 14 (readable)", med)
+	}
+	shot("e2e-large-1-overview.png")
+
+	// 2. Drill down: double-click the folder; it opens in place.
+	click(folder, true)
+	s = wait("the folder opened", 30*time.Second, func(s AutomationState) bool {
+		for _, n := range s.Nodes {
+			if n.ID == folder.ID {
+				return false
+			}
+		}
+		return s.NodeCount > 0
+	})
+	s = wait("a file or subfolder of it on screen", 30*time.Second, func(s AutomationState) bool {
+		_, ok := visible(s, func(n AutoNode) bool { return n.Kind == "file" || n.Kind == "folder" })
+		return ok
+	})
+	shot("e2e-large-2-drilled.png")
+	// Open subfolders until a file is on screen, then expand it.
+	for i := 0; i < 3; i++ {
+		if _, ok := visible(s, func(n AutoNode) bool { return n.Kind == "file" && strings.HasPrefix(n.Label, "mod") }); ok {
+			break
+		}
+		sub, _ := visible(s, func(n AutoNode) bool { return n.Kind == "folder" })
+		click(sub, true)
+		s = wait("a subfolder opened", 30*time.Second, func(s AutomationState) bool {
+			for _, n := range s.Nodes {
+				if n.ID == sub.ID {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	file, ok := visible(s, func(n AutoNode) bool { return n.Kind == "file" && strings.HasPrefix(n.Label, "mod") })
+	if !ok {
+		t.Fatalf("no module file on screen after drilling down: %+v", s.Nodes)
+	}
+	click(file, true)
+	s = wait("the file's functions", 30*time.Second, func(s AutomationState) bool {
+		_, ok := visible(s, func(n AutoNode) bool { return strings.HasPrefix(n.Label, "helper_") })
+		return ok && s.CodeNode == file.ID
+	})
+
+	// 3. Symbol view of a function: double-click it.
+	fn, _ := visible(s, func(n AutoNode) bool { return strings.HasPrefix(n.Label, "helper_") })
+	click(fn, true)
+	s = wait("the symbol view", 30*time.Second, func(s AutomationState) bool {
+		return strings.HasPrefix(s.ViewTitle, "Symbol:") && s.CodeNode == fn.ID && s.References > 0
+	})
+	if !strings.HasPrefix(strings.TrimSpace(s.Code), "def helper_") {
+		t.Errorf("code pane shows %q", s.Code)
+	}
+	centre := s.Nodes[0]
+	var left, right int
+	for _, n := range s.Nodes[1:] {
+		switch {
+		case n.X < centre.X-20:
+			left++
+		case n.X > centre.X+20:
+			right++
+		}
+	}
+	if left == 0 || right == 0 {
+		t.Errorf("symbol view: %d nodes left (callers), %d right (callees), want both", left, right)
+	}
+	shot("e2e-large-3-symbol.png")
+
+	// 4. Edit and save.
+	click2 := func(b AutoBox) {
+		x("mousemove", fmt.Sprint(int(b.X+b.W/2)), fmt.Sprint(int(b.Y+b.H/2)))
+		x("click", "1")
+	}
+	click2(s.EditBtn)
+	wait("the editor", 10*time.Second, func(s AutomationState) bool { return s.Editing })
+	time.Sleep(300 * time.Millisecond)
+	x("type", "--delay", "15", "# touched by e2e")
+	x("key", "Return")
+	wait("the edit", 10*time.Second, func(s AutomationState) bool { return s.Dirty })
+	x("key", "ctrl+s")
+	s = wait("the save", 60*time.Second, func(s AutomationState) bool { return !s.Dirty && !s.Editing && s.Versions >= 1 })
+	disk, err := os.ReadFile(filepath.Join(project, s.CodePath))
+	if err != nil || !strings.Contains(string(disk), "# touched by e2e") {
+		t.Errorf("saved file lacks the edit (err %v)", err)
+	}
+	if s.StallMaxMs > 1000 {
+		t.Logf("longest UI stall %.0f ms in %s", s.StallMaxMs, s.StallWhat)
+	}
+	shot("e2e-large-4-saved.png")
+}
+
+func median(xs []float32) float32 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float32(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}

@@ -1,0 +1,80 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"codeloom/graphview"
+)
+
+// refsPanel lists the references of the selected symbol (callers, callees,
+// implementations with file:line); clicking one shows its code.
+type refsPanel struct {
+	w     *Workbench
+	title *widget.Label
+	list  *widget.List
+	refs  []graphview.Reference
+	root  fyne.CanvasObject
+}
+
+func newRefsPanel(w *Workbench) *refsPanel {
+	r := &refsPanel{w: w}
+	r.title = widget.NewLabelWithStyle("References", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	r.title.Truncation = fyne.TextTruncateEllipsis
+	r.list = widget.NewList(
+		func() int { return len(r.refs) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("template reference line")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(r.refs) {
+				o.(*widget.Label).SetText(refLine(r.refs[i]))
+			}
+		},
+	)
+	r.list.OnSelected = func(i widget.ListItemID) {
+		if i < len(r.refs) {
+			r.w.selectNode(r.refs[i].ID, true)
+		}
+		r.list.UnselectAll()
+	}
+	r.root = container.NewBorder(r.title, nil, nil, nil, r.list)
+	return r
+}
+
+// refLine is one line of the panel: "← caller  name  path:line".
+func refLine(ref graphview.Reference) string {
+	arrow := map[string]string{"caller": "← ", "callee": "→ ", "implementation": "⇠ "}[ref.Relation]
+	kind := ""
+	if ref.Kind != "" && ref.Kind != "calls" {
+		kind = " [" + string(ref.Kind) + "]"
+	}
+	return fmt.Sprintf("%s%s%s  %s:%d", arrow, ref.Name, kind, ref.Path, ref.Line)
+}
+
+// show lists the references of node id.
+func (r *refsPanel) show(ix *graphview.Index, id string) {
+	if r == nil || ix == nil {
+		return
+	}
+	n, ok := ix.Node(id)
+	if !ok {
+		return
+	}
+	r.refs = graphview.References(ix, id)
+	counts := map[string]int{}
+	for _, ref := range r.refs {
+		counts[ref.Relation]++
+	}
+	r.title.SetText(fmt.Sprintf("%s: %d callers · %d callees · %d implementations", n.Name, counts["caller"], counts["callee"], counts["implementation"]))
+	r.list.Refresh()
+	r.list.ScrollToTop()
+}
+
+// References returns the references listed now (tests).
+func (w *Workbench) References() []graphview.Reference { return w.refs.refs }
