@@ -161,6 +161,7 @@ type builder struct {
 	nodeByID map[string]*Node
 	packages map[string]map[string]string // family → package name → node ID
 	requires []Edge
+	goEdges  []Edge // Go implements and dispatches edges (iface_go.go)
 
 	last       *Graph  // the previous snapshot
 	lastPkgs   []*Node // its package nodes
@@ -282,6 +283,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
+	b.goEdges = b.goInterfaces(ordered) // iface_go.go
 	var g *Graph
 	if !structural && sameFiles {
 		g = b.assembleFast(b.last, ordered, changed, old, env)
@@ -427,8 +429,15 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	for _, r := range fd.Refs {
-		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) {
+		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
 			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
+		}
+	}
+	if fb.lang.family == "go" {
+		for _, d := range fd.Defs {
+			if d.Kind == KindMethod {
+				hs("s", d.Sig) // interface matching reads method arities
+			}
 		}
 	}
 	for _, im := range fd.Imports {
@@ -735,6 +744,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		addRes(fb.res)
 	}
 	g.edges = append(g.edges, b.requires...)
+	g.edges = append(g.edges, b.goEdges...)
 	for _, n := range b.packageNodes() {
 		g.nodes = append(g.nodes, n)
 		g.byID[n.ID] = n
@@ -1061,7 +1071,13 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 			ek = EdgeInherits
 			kindName = "inherit"
 		}
-		target, outcome := b.resolveRef(fb, family, r, 0)
+		var target string
+		var outcome outcome
+		if family == "go" && r.Object != "" && r.Kind != refInherit {
+			target, outcome = b.goResolveRef(fb, r) // flow_go.go
+		} else {
+			target, outcome = b.resolveRef(fb, family, r, 0)
+		}
 		switch outcome {
 		case outResolved:
 			if r.Kind == refUse && target == src {
