@@ -114,6 +114,7 @@ type fileBuild struct {
 	spans      []importSpan
 	inh        *fileResult // base classes
 	res        *fileResult // imports and other references
+	goBuild    int8        // Go: 0 unknown, 1 built on this platform, -1 excluded by build constraints
 }
 
 type nestKey struct {
@@ -531,7 +532,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 			id := fb.ids[i]
 			b.defLoc[id] = defLocation{fb, int32(i)}
 			if d.Parent < 0 && d.Receiver == "" {
-				if _, dup := top[d.Name]; !dup {
+				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) {
 					top[d.Name] = id
 				}
 			}

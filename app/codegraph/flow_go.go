@@ -338,9 +338,8 @@ func (ev *goEval) fromHints(fb *fileBuild, scope int32, name string, ts []string
 	if !isValue {
 		return goEnt{kind: geValue, typ: goTyp{fb: fb, scope: scope, expr: t}}
 	}
-	if lhs, rng, ok := strings.Cut(v, "range "); ok && strings.Contains(lhs, "=") {
-		lhs, _, _ = strings.Cut(lhs, ":=")
-		lhs, _, _ = strings.Cut(lhs, "=")
+	lhs, rhs, isAssign := cutAssign(v)
+	if rng, ok := strings.CutPrefix(strings.TrimSpace(rhs), "range "); isAssign && ok {
 		names := strings.Split(lhs, ",")
 		pos := -1
 		for i, n := range names {
@@ -352,6 +351,7 @@ func (ev *goEval) fromHints(fb *fileBuild, scope int32, name string, ts []string
 		if x.kind != geValue || pos < 0 {
 			return goEnt{}
 		}
+		x.typ = ev.underlying(x.typ)
 		te := strings.TrimLeft(strings.TrimSpace(x.typ.expr), "*")
 		switch {
 		case pos == 1:
@@ -367,7 +367,131 @@ func (ev *goEval) fromHints(fb *fileBuild, scope int32, name string, ts []string
 		}
 		return goEnt{}
 	}
+	if isAssign && strings.Contains(lhs, ",") {
+		// a, b := x, y or a, b := f(): the name's position picks the value
+		// or the result.
+		names := strings.Split(lhs, ",")
+		pos := -1
+		for i, n := range names {
+			if strings.TrimSpace(n) == name {
+				pos = i
+			}
+		}
+		vals := splitTop(rhs)
+		switch {
+		case pos < 0:
+			return goEnt{}
+		case len(vals) == len(names):
+			return ev.eval(fb, scope, vals[pos], depth+1)
+		case len(vals) == 1:
+			return ev.nthResult(fb, scope, vals[0], pos, depth+1)
+		}
+		return goEnt{}
+	}
 	return ev.eval(fb, scope, v, depth+1)
+}
+
+// cutAssign splits "a, b := rhs" or "a, b = rhs" (top level only).
+func cutAssign(s string) (lhs, rhs string, ok bool) {
+	i := topLevelIndex(s, '=')
+	if i <= 0 || i+1 >= len(s) || s[i+1] == '=' {
+		return "", "", false
+	}
+	lhs = s[:i]
+	lhs = strings.TrimSuffix(lhs, ":")
+	return lhs, s[i+1:], true
+}
+
+// splitTop splits s at top-level commas.
+func splitTop(s string) []string {
+	var out []string
+	for {
+		i := topLevelIndex(s, ',')
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i])
+		s = s[i+1:]
+	}
+}
+
+// nthResult evaluates result k of the call expr (k = 0: the value itself).
+func (ev *goEval) nthResult(fb *fileBuild, scope int32, expr string, k, depth int) goEnt {
+	if k == 0 {
+		return ev.eval(fb, scope, expr, depth)
+	}
+	expr = strings.TrimSpace(expr)
+	if !strings.HasSuffix(expr, ")") {
+		return goEnt{} // v, ok := m[k] / x.(T) / <-ch: the second is a bool
+	}
+	open := -1
+	depthB := 0
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; c {
+		case '(', '[', '{':
+			if depthB == 0 && c == '(' {
+				open = i
+			}
+			depthB++
+		case ')', ']', '}':
+			depthB--
+		case '"', '\'', '`':
+			j := i + 1
+			for j < len(expr) && expr[j] != c {
+				if expr[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			i = j
+		}
+	}
+	if open <= 0 || strings.HasPrefix(expr[open-1:], ".(") {
+		return goEnt{}
+	}
+	fn := ev.eval(fb, scope, expr[:open], depth)
+	if fn.kind != geFunc {
+		return goEnt{ext: fn.ext}
+	}
+	loc, ok := ev.b.defLoc[fn.id]
+	if !ok || loc.fb.hints == nil {
+		return goEnt{}
+	}
+	for _, t := range loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}] {
+		if strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") {
+			if rs := resultTypes(t[1 : len(t)-1]); k < len(rs) {
+				return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: rs[k]}}
+			}
+		}
+	}
+	return goEnt{}
+}
+
+// resultTypes lists the type of each result in a result list "a, b T, err
+// error" or "T, error".
+func resultTypes(list string) []string {
+	items := splitTop(list)
+	named := false
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if i := strings.IndexAny(it, " \t"); i > 0 && isDottedIdent(it[:i]) && !strings.HasPrefix(it, "chan") && !strings.HasPrefix(it, "map") && !strings.HasPrefix(it, "func") {
+			named = true
+		}
+	}
+	out := make([]string, len(items))
+	last := ""
+	for i := len(items) - 1; i >= 0; i-- {
+		it := strings.TrimSpace(items[i])
+		if !named {
+			out[i] = it
+			continue
+		}
+		if j := strings.IndexAny(it, " \t"); j > 0 {
+			last = strings.TrimSpace(it[j+1:])
+		}
+		out[i] = last
+	}
+	return out
 }
 
 // pkgVar finds a package-level variable name among the files of package key.
@@ -446,11 +570,12 @@ func (ev *goEval) call(fb *fileBuild, def int32, e goEnt, args string, depth int
 		if !ok || loc.fb.hints == nil {
 			return goEnt{}
 		}
-		ts := loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}]
-		if len(ts) == 0 {
-			return goEnt{}
+		for _, t := range loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}] {
+			if !strings.HasPrefix(t, "(") {
+				return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: t}}
+			}
 		}
-		return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}}
+		return goEnt{}
 	case geType:
 		return goEnt{kind: geValue, typ: e.typ}
 	case geBuiltin:
@@ -476,6 +601,7 @@ func (ev *goEval) index(e goEnt) goEnt {
 	default:
 		return goEnt{}
 	}
+	e.typ = ev.underlying(e.typ)
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(e.typ.expr), "*"))
 	var el string
 	switch {
@@ -565,4 +691,27 @@ func topLevelIndex(s string, c byte) int {
 		}
 	}
 	return -1
+}
+
+// underlying returns the underlying type of a named non-struct type of the
+// project (type Items []*Item), recorded as the type's own "field" named
+// after it; other types are returned as they are.
+func (ev *goEval) underlying(t goTyp) goTyp {
+	e := strings.TrimLeft(strings.TrimSpace(t.expr), "*")
+	if t.cls == "" && (e == "" || e[0] == '[' || strings.HasPrefix(e, "map[") || strings.HasPrefix(e, "chan ") || strings.HasPrefix(e, "<-chan ")) {
+		return t
+	}
+	cls, _ := ev.classOf(t)
+	if cls == "" {
+		return t
+	}
+	loc, ok := ev.b.defLoc[cls]
+	if !ok || loc.fb.hints == nil {
+		return t
+	}
+	name := loc.fb.fd.Defs[loc.idx].Name
+	if ts := loc.fb.hints[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; len(ts) > 0 {
+		return goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}
+	}
+	return t
 }

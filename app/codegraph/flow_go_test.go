@@ -131,6 +131,31 @@ func pkgVar() { db.Default.Logger().Log("c") }
 func openArgs() { db.Open(3).Logger() }
 
 func dispatch(s Shape) { s.Area() }
+
+// Items is a named slice type.
+type Items []*T
+
+// Len makes a named non-struct type a Shape-like type with methods.
+func (it Items) Len() int { return len(it) }
+
+func namedSlice(xs Items) {
+	xs[0].M()
+	for _, x := range xs {
+		x.Next()
+	}
+	xs.Len()
+}
+
+func pair() (int, *U) { return 0, nil }
+
+func multi() {
+	n, u := pair()
+	u.Done()
+	_ = n
+}
+
+// Sized is implemented by Items, a named slice type.
+type Sized interface{ Len() int }
 `,
 }
 
@@ -152,6 +177,8 @@ func TestGoTypeFlow(t *testing.T) {
 		"pkgVar":     {d + "DB.Logger", o + "Logger.Log"},
 		"openArgs":   {d + "Open", d + "DB.Logger"},
 		"dispatch":   {m + "Shape.Area"},
+		"multi":      {m + "pair", m + "U.Done"},
+		"namedSlice": {m + "T.M", m + "T.Next", m + "Items.Len"},
 	}
 	for fn, callees := range want {
 		n := byQual(t, g, m+fn)
@@ -198,6 +225,7 @@ func TestGoTypeFlow(t *testing.T) {
 		t.Errorf("rdeps of Box.Area lacks dispatch")
 	}
 	wantEdge(t, g, m+"Server", o+"Base", EdgeInherits)
+	wantEdge(t, g, m+"Items", m+"Sized", EdgeImplements)
 }
 
 // TestGoStdModule: in the standard library's tree (module std), import paths

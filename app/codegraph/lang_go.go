@@ -17,6 +17,8 @@ const goQuery = `
 (type_spec name: (type_identifier) @name type: (struct_type) @body) @def.class
 (type_spec name: (type_identifier) @name type: (interface_type "{" @body)) @def.class
 (type_spec type: (interface_type (method_elem name: (field_identifier) @name) @def.method))
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (function_type) (channel_type) (type_identifier) (qualified_type) (generic_type)]) @def.class
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (channel_type) (type_identifier) (qualified_type) (generic_type)] @object) @ref.assign
 
 (call_expression function: (identifier) @name) @ref.call
 (call_expression function: (selector_expression operand: (_) @object field: (field_identifier) @name)) @ref.call
@@ -40,14 +42,19 @@ const goQuery = `
 (var_spec . name: (identifier) @name type: (_) @object) @ref.assign
 (var_spec . name: (identifier) @name !type value: (expression_list . (_) @value)) @ref.assign
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (_) @value)) @ref.assign
+(short_var_declaration left: (expression_list (identifier) (identifier) @name)) @value @ref.assign
+(assignment_statement left: (expression_list (identifier) (identifier) @name) operator: "=") @value @ref.assign
 (range_clause left: (expression_list (identifier) @name) right: (_)) @value @ref.assign
 (type_switch_statement alias: (expression_list (identifier) @name) (type_case type: (_) @object)) @ref.assign
 (function_declaration result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
 (function_declaration result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(function_declaration result: (parameter_list) @object) @ref.assign
 (method_declaration result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
 (method_declaration result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(method_declaration result: (parameter_list) @object) @ref.assign
 (method_elem result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
 (method_elem result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(method_elem result: (parameter_list) @object) @ref.assign
 
 (source_file (const_declaration (const_spec name: (identifier) @name)) @global)
 (source_file (var_declaration (var_spec name: (identifier) @name)) @global)
