@@ -114,7 +114,10 @@ type fileBuild struct {
 	spans      []importSpan
 	inh        *fileResult // base classes
 	res        *fileResult // imports and other references
-	goBuild    int8        // Go: 0 unknown, 1 built on this platform, -1 excluded by build constraints
+
+	// Go only (build_go.go, flow_go.go).
+	goBuild  int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
+	goHintAt map[hintKey][]hintAt // where each recorded type of a variable is assigned
 }
 
 type nestKey struct {
@@ -483,6 +486,9 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
 		}
 		fb.addHint(k, r.Object)
+	}
+	if fb.lang.family == "go" {
+		fb.goHintLines()
 	}
 }
 

@@ -51,6 +51,10 @@ type goEnt struct {
 // goEval evaluates Go expressions; one per resolved reference.
 type goEval struct {
 	b *builder
+	// The reference being resolved: its file and line pick, among several
+	// types of a variable, the one assigned last before the line.
+	fb   *fileBuild
+	line int32
 	// A variable with several recorded types: which one to take (forceName),
 	// and the first such variable met (ambName, ambN).
 	forceName string
@@ -63,7 +67,7 @@ const goMaxDepth = 8
 
 // goResolveRef resolves a Go reference with a receiver expression.
 func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
-	ev := &goEval{b: b}
+	ev := &goEval{b: b, fb: fb, line: r.Line}
 	ent := ev.eval(fb, r.Def, r.Object, 0)
 	id, out := ev.selectRef(fb, ent, r.Name)
 	if out == outResolved || ev.ambName == "" {
@@ -73,7 +77,7 @@ func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
 	// when exactly one of them has the member.
 	found, name, n := "", ev.ambName, ev.ambN
 	for i := 0; i < n && i < 8; i++ {
-		alt := &goEval{b: b, forceName: name, forceIdx: i}
+		alt := &goEval{b: b, fb: fb, line: r.Line, forceName: name, forceIdx: i}
 		if id, out := alt.selectRef(fb, alt.eval(fb, r.Def, r.Object, 0), r.Name); out == outResolved {
 			if found != "" && found != id {
 				return "", outUnresolved
@@ -139,7 +143,7 @@ func (ev *goEval) classOf(t goTyp) (string, bool) {
 	pkg, name, qualified := strings.Cut(e, ".")
 	if !qualified {
 		name = pkg
-		bd, ok := t.fb.lookupName(name, t.scope)
+		bd, ok := goLookupType(t.fb, name, t.scope)
 		if !ok {
 			return "", t.fb.lang.builtins[name]
 		}
@@ -153,7 +157,7 @@ func (ev *goEval) classOf(t goTyp) (string, bool) {
 		}
 		return "", false
 	}
-	bd, ok := t.fb.lookupName(pkg, t.scope)
+	bd, ok := goLookupType(t.fb, pkg, t.scope)
 	if !ok {
 		return "", false
 	}
@@ -322,6 +326,10 @@ func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt 
 func (ev *goEval) fromHints(fb *fileBuild, scope int32, name string, ts []string, depth int) goEnt {
 	k := 0
 	if len(ts) > 1 {
+		k = ev.lastBefore(fb, hintKey{scope: scope, name: name})
+	}
+	if len(ts) > 1 && k < 0 {
+		k = 0
 		if ev.forceName != name {
 			if ev.ambName == "" {
 				ev.ambName, ev.ambN = name, len(ts)
@@ -714,4 +722,70 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 		return goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}
 	}
 	return t
+}
+
+// goLookupType binds a name in a type expression: local variables (often
+// named like types: node := …) do not shadow types in signatures.
+func goLookupType(fb *fileBuild, name string, def int32) (binding, bool) {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if i, ok := fb.nested[nestKey{d, name}]; ok {
+			return binding{kind: bDef, id: fb.ids[i]}, true
+		}
+	}
+	bd, ok := fb.scope[name]
+	return bd, ok
+}
+
+// hintAt is one assignment of a type to a variable: the line and the index
+// of the type among the variable's recorded types.
+type hintAt struct {
+	line int32
+	idx  int32
+}
+
+// goHintLines records where each variable's types are assigned.
+func (fb *fileBuild) goHintLines() {
+	for _, r := range fb.fd.Refs {
+		if r.Kind != refAssign || r.Name == returnHint {
+			continue
+		}
+		k := hintKey{scope: r.Def, name: r.Name}
+		ts := fb.hints[k]
+		if len(ts) < 2 {
+			continue
+		}
+		for i, t := range ts {
+			if t == r.Object {
+				if fb.goHintAt == nil {
+					fb.goHintAt = map[hintKey][]hintAt{}
+				}
+				fb.goHintAt[k] = append(fb.goHintAt[k], hintAt{r.Line, int32(i)})
+				break
+			}
+		}
+	}
+}
+
+// lastBefore returns the index of the type last assigned to variable k at
+// or before the reference's line, or -1 when that is not one type.
+func (ev *goEval) lastBefore(fb *fileBuild, k hintKey) int {
+	if fb != ev.fb || ev.line == 0 {
+		return -1
+	}
+	best, idx, tie := int32(-1), -1, false
+	for _, h := range fb.goHintAt[k] {
+		if h.line > ev.line {
+			continue
+		}
+		switch {
+		case h.line > best:
+			best, idx, tie = h.line, int(h.idx), false
+		case h.line == best && int(h.idx) != idx:
+			tie = true
+		}
+	}
+	if tie {
+		return -1
+	}
+	return idx
 }

@@ -41,6 +41,7 @@ const goQuery = `
 (parameter_declaration name: (identifier) @name type: (_) @object) @ref.assign
 (var_spec . name: (identifier) @name type: (_) @object) @ref.assign
 (var_spec . name: (identifier) @name !type value: (expression_list . (_) @value)) @ref.assign
+(var_spec name: (identifier) name: (identifier) @name !type) @value @ref.assign
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (_) @value)) @ref.assign
 (short_var_declaration left: (expression_list (identifier) (identifier) @name)) @value @ref.assign
 (assignment_statement left: (expression_list (identifier) (identifier) @name) operator: "=") @value @ref.assign
