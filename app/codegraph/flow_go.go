@@ -215,7 +215,9 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 	default:
 		return goEnt{}
 	}
-	for i < len(expr) && e.kind != geNone {
+	// An unknown operand is followed to the end: a type assertion on it
+	// (m[k].(T), f().(T)) still types the result.
+	for i < len(expr) {
 		switch expr[i] {
 		case '.':
 			if i+1 < len(expr) && expr[i+1] == '(' {
@@ -238,7 +240,9 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 			if k == i+1 {
 				return goEnt{}
 			}
-			e = ev.selectEnt(fb, e, expr[i+1:k], depth)
+			if e.kind != geNone {
+				e = ev.selectEnt(fb, e, expr[i+1:k], depth)
+			}
 			i = k
 		case '(':
 			j := matchClose(expr, i)
@@ -273,11 +277,6 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 
 // ident evaluates a bare name.
 func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt {
-	if def >= 0 && name == goReceiverVar(fb, def) {
-		if cls, ok := ev.b.enclosingClass(fb, def); ok {
-			return goEnt{kind: geValue, typ: goTyp{cls: cls}}
-		}
-	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
 		if ts, ok := fb.hints[hintKey{scope: d, name: name}]; ok && len(ts) > 0 {
 			return ev.fromHints(fb, d, name, ts, depth)
@@ -290,6 +289,11 @@ func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt 
 		}
 		if fb.locals[nestKey{d, name}] {
 			return goEnt{} // a local whose type is not known
+		}
+	}
+	if def >= 0 && name == goReceiverVar(fb, def) {
+		if cls, ok := ev.b.enclosingClass(fb, def); ok {
+			return goEnt{kind: geValue, typ: goTyp{cls: cls}}
 		}
 	}
 	bd, ok := fb.lookupName(name, def)
@@ -583,7 +587,7 @@ func (ev *goEval) call(fb *fileBuild, def int32, e goEnt, args string, depth int
 				return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: t}}
 			}
 		}
-		return goEnt{}
+		return goEnt{kind: geValue} // a value of a type not followed (interface{}, func…)
 	case geType:
 		return goEnt{kind: geValue, typ: e.typ}
 	case geBuiltin:

@@ -154,6 +154,18 @@ func multi() {
 	_ = n
 }
 
+// Shadow's loop variable u hides the receiver u.
+func (u *U) Shadow(x any) {
+	for u := x.(*T); u != nil; {
+		u.M()
+		break
+	}
+}
+
+func anyGet() any { return nil }
+
+func assertCall() { anyGet().(*T).M() }
+
 // Sized is implemented by Items, a named slice type.
 type Sized interface{ Len() int }
 `,
@@ -178,6 +190,8 @@ func TestGoTypeFlow(t *testing.T) {
 		"openArgs":   {d + "Open", d + "DB.Logger"},
 		"dispatch":   {m + "Shape.Area"},
 		"multi":      {m + "pair", m + "U.Done"},
+		"U.Shadow":   {m + "T.M"},
+		"assertCall": {m + "anyGet", m + "T.M"},
 		"namedSlice": {m + "T.M", m + "T.Next", m + "Items.Len"},
 	}
 	for fn, callees := range want {
