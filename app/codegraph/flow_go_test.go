@@ -1,6 +1,9 @@
 package codegraph
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -255,4 +258,32 @@ func TestGoStdModule(t *testing.T) {
 	g := openT(t, root, Options{NoCache: true}).Graph()
 	wantEdge(t, g, "fmt.Sprint", "strconv.Quote", EdgeCalls)
 	wantEdge(t, g, "net/http.H", "golang.org/x/net/a.A", EdgeCalls)
+}
+
+// TestGoDispatchIncremental: a one-file update that removes an
+// implementation drops its implements and dispatches edges, and the result
+// equals a fresh index.
+func TestGoDispatchIncremental(t *testing.T) {
+	root := writeTree(t, goFlowProject)
+	p := openT(t, root, Options{NoCache: true})
+	const m = "ex.com/m."
+	if !hasEdge(t, p.Graph(), m+"dispatch", m+"Box.Area", EdgeDispatches) {
+		t.Fatal("no dispatch before the edit")
+	}
+	src := strings.Replace(goFlowProject["m.go"], "func (b Box) Area() float64         { return 0 }", "", 1)
+	if err := os.WriteFile(filepath.Join(root, "m.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.UpdateFiles(context.Background(), []string{filepath.Join(root, "m.go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range g.Edges() {
+		if e.Kind == EdgeDispatches || (e.Kind == EdgeImplements && e.To == byQual(t, g, m+"Shape").ID) {
+			a, _ := g.Node(e.From)
+			b, _ := g.Node(e.To)
+			t.Errorf("stale %s edge %s -> %s", e.Kind, a.QualName, b.QualName)
+		}
+	}
+	sameGraph(t, g, openT(t, root, Options{NoCache: true}).Graph())
 }
