@@ -27,7 +27,7 @@ func (b *builder) packageNodes() []*Node {
 // result is the same graph assemble would build (tests compare them).
 func (b *builder) assembleFast(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, env map[string]string) *Graph {
 	pkgs := b.packageNodes()
-	if prev == nil || len(pkgs) != len(b.lastPkgs) {
+	if prev == nil || len(pkgs) != len(b.lastPkgs) || len(b.goEdges) > 0 {
 		return nil
 	}
 	for i, n := range pkgs {

@@ -116,6 +116,10 @@ type fileBuild struct {
 	spans      []importSpan
 	inh        *fileResult // base classes
 	res        *fileResult // imports and other references
+
+	// Go only (build_go.go, flow_go.go).
+	goBuild  int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
+	goHintAt map[hintKey][]hintAt // where each recorded type of a variable is assigned
 }
 
 type nestKey struct {
@@ -164,6 +168,7 @@ type builder struct {
 	nodeByID map[string]*Node
 	packages map[string]map[string]string // family → package name → node ID
 	requires []Edge
+	goEdges  []Edge // Go implements and dispatches edges (iface_go.go)
 
 	last       *Graph  // the previous snapshot
 	lastPkgs   []*Node // its package nodes
@@ -286,6 +291,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	}
 	b.subs = invertBases(b.bases)
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
+	b.goEdges = b.goInterfaces(ordered) // iface_go.go
 	var g *Graph
 	if !structural && sameFiles {
 		g = b.assembleFast(b.last, ordered, changed, old, env)
@@ -443,8 +449,15 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	for _, r := range fd.Refs {
-		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) {
+		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
 			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
+		}
+	}
+	if fb.lang.family == "go" {
+		for _, d := range fd.Defs {
+			if d.Kind == KindMethod {
+				hs("s", d.Sig) // interface matching reads method arities
+			}
 		}
 	}
 	for _, im := range fd.Imports {
@@ -490,6 +503,9 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
 		}
 		fb.addHint(k, r.Object)
+	}
+	if fb.lang.family == "go" {
+		fb.goHintLines()
 	}
 }
 
@@ -539,7 +555,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 			id := fb.ids[i]
 			b.defLoc[id] = defLocation{fb, int32(i)}
 			if d.Parent < 0 && d.Receiver == "" {
-				if _, dup := top[d.Name]; !dup {
+				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) {
 					top[d.Name] = id
 				}
 			}
@@ -752,6 +768,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		addRes(fb.res)
 	}
 	g.edges = append(g.edges, b.requires...)
+	g.edges = append(g.edges, b.goEdges...)
 	for _, n := range b.packageNodes() {
 		g.nodes = append(g.nodes, n)
 		g.byID[n.ID] = n
@@ -1091,7 +1108,13 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 			ek = EdgeInherits
 			kindName = "inherit"
 		}
-		target, outcome := b.resolveRef(fb, family, r, 0)
+		var target string
+		var outcome outcome
+		if family == "go" && r.Object != "" && r.Kind != refInherit {
+			target, outcome = b.goResolveRef(fb, r) // flow_go.go
+		} else {
+			target, outcome = b.resolveRef(fb, family, r, 0)
+		}
 		if fe != nil && b.resolveFlowRef(fe, fb, r, src, target, outcome, res) {
 			res.resolved++
 			continue

@@ -70,7 +70,8 @@ func WriteDOT(w io.Writer, g *Graph) error {
 			fmt.Fprintf(bw, "  %s [label=%s shape=%s];\n", q(n.ID), q(n.Name), shape[n.Kind])
 		}
 	}
-	style := map[EdgeKind]string{EdgeImports: "dashed", EdgeInherits: "bold", EdgeUses: "dotted", EdgeRequires: "dashed"}
+	style := map[EdgeKind]string{EdgeImports: "dashed", EdgeInherits: "bold", EdgeUses: "dotted", EdgeRequires: "dashed",
+		EdgeDispatches: "dashed", EdgeImplements: "dashed"}
 	for _, e := range g.edges {
 		if e.Kind == EdgeContains {
 			continue

@@ -173,7 +173,17 @@ const (
 	capRefDecor // a decorator applied: a call from the scope around the definition
 	capRefArg   // an argument of a call: @name the argument, @object the callee, @alias a keyword
 	capRefImpl  // an implicit call of a special method on @object, named by @name (see pyImplicit)
+	// capValue is the value expression of an assignment (@ref.assign): the
+	// variable's type is that of the expression (Go type flow); the text is
+	// kept in refRec.Object after valuePrefix.
+	capValue
 )
+
+// valuePrefix marks a refAssign Object that is a value expression, not a type.
+const valuePrefix = "="
+
+// maxValueText bounds the value expressions kept for type flow.
+const maxValueText = 160
 
 var roleNames = map[string]captureRole{
 	"def.class": capDefClass, "def.function": capDefFunction, "def.method": capDefMethod,
@@ -182,7 +192,7 @@ var roleNames = map[string]captureRole{
 	"ref.call": capRefCall, "ref.use": capRefUse, "ref.inherit": capRefInherit, "ref.assign": capRefAssign, "object": capObject,
 	"import": capImport, "module": capModule, "alias": capAlias, "wildcard": capWildcard,
 	"env": capEnv, "export.default": capExportDefault, "default": capDefault, "fn": capFn, "global": capGlobal, "local": capLocal,
-	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg, "ref.implicit": capRefImpl,
+	"ref.value": capRefValue, "ref.decorator": capRefDecor, "ref.arg": capRefArg, "ref.implicit": capRefImpl, "value": capValue,
 }
 
 // newExtractor compiles l's query into an extractor that owns it.
@@ -432,6 +442,11 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				}
 				if ob, ok := get(capObject); ok {
 					r.Object = text(ob)
+				} else if v, ok := get(capValue); ok && main.role == capRefAssign {
+					if v.end-v.start > maxValueText {
+						continue
+					}
+					r.Object = valuePrefix + text(v)
 				}
 				if r.Kind == refAssign && e.lang.importFns[r.Object] {
 					continue // x = require("m") is an import, not a value

@@ -183,8 +183,10 @@ func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
 	return f, ok
 }
 
-// depKinds are the edges along which "X needs Y".
-var depKinds = []EdgeKind{EdgeCalls, EdgeUses, EdgeInherits, EdgeImports}
+// depKinds are the edges along which "X needs Y". A call dispatched through
+// an interface or a base-class method needs each implementation that can
+// receive it; a type that implements an interface needs the interface.
+var depKinds = []EdgeKind{EdgeCalls, EdgeUses, EdgeInherits, EdgeImports, EdgeDispatches, EdgeImplements}
 
 // descendants returns id and every node it contains, transitively.
 func (g *Graph) descendants(id string) []string {

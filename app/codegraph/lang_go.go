@@ -15,7 +15,10 @@ const goQuery = `
   receiver: (parameter_list (parameter_declaration name: (identifier)? @receiver.name type: (_) @receiver))
   name: (field_identifier) @name body: (block)? @body) @def.method
 (type_spec name: (type_identifier) @name type: (struct_type) @body) @def.class
-(type_spec name: (type_identifier) @name type: (interface_type) @body) @def.class
+(type_spec name: (type_identifier) @name type: (interface_type "{" @body)) @def.class
+(type_spec type: (interface_type (method_elem name: (field_identifier) @name) @def.method))
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (function_type) (channel_type) (type_identifier) (qualified_type) (generic_type)]) @def.class
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (channel_type) (type_identifier) (qualified_type) (generic_type)] @object) @ref.assign
 
 (call_expression function: (identifier) @name) @ref.call
 (call_expression function: (selector_expression operand: (_) @object field: (field_identifier) @name)) @ref.call
@@ -27,15 +30,32 @@ const goQuery = `
 
 (field_declaration_list (field_declaration !name type: (type_identifier) @name) @ref.inherit)
 (field_declaration_list (field_declaration !name type: (pointer_type (type_identifier) @name)) @ref.inherit)
+(field_declaration_list (field_declaration !name type: (qualified_type package: (package_identifier) @object name: (type_identifier) @name)) @ref.inherit)
+(field_declaration_list (field_declaration !name type: (pointer_type (qualified_type package: (package_identifier) @object name: (type_identifier) @name))) @ref.inherit)
+(type_spec type: (interface_type (type_elem . (type_identifier) @name .) @ref.inherit))
+(type_spec type: (interface_type (type_elem . (qualified_type package: (package_identifier) @object name: (type_identifier) @name) .) @ref.inherit))
 
-(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (composite_literal type: [(type_identifier) (qualified_type)] @object))) @ref.assign
-(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (unary_expression operand: (composite_literal type: [(type_identifier) (qualified_type)] @object)))) @ref.assign
-(parameter_declaration name: (identifier) @name type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
-(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (call_expression function: [(identifier) (selector_expression)] @object))) @ref.assign
-(function_declaration result: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
-(function_declaration result: (parameter_list . (parameter_declaration type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object))) @ref.assign
-(method_declaration result: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object) @ref.assign
-(method_declaration result: (parameter_list . (parameter_declaration type: [(type_identifier) (qualified_type) (pointer_type [(type_identifier) (qualified_type)])] @object))) @ref.assign
+(type_spec type: (struct_type (field_declaration_list (field_declaration name: (field_identifier) @name type: (_) @object) @ref.assign)))
+(type_spec type: (struct_type (field_declaration_list (field_declaration !name type: [(type_identifier) @name (qualified_type name: (type_identifier) @name)] @object) @ref.assign)))
+(type_spec type: (struct_type (field_declaration_list (field_declaration !name type: (pointer_type [(type_identifier) @name (qualified_type name: (type_identifier) @name)]) @object) @ref.assign)))
+(parameter_declaration name: (identifier) @name type: (_) @object) @ref.assign
+(var_spec . name: (identifier) @name type: (_) @object) @ref.assign
+(var_spec . name: (identifier) @name !type value: (expression_list . (_) @value)) @ref.assign
+(var_spec name: (identifier) name: (identifier) @name !type) @value @ref.assign
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (_) @value)) @ref.assign
+(short_var_declaration left: (expression_list (identifier) (identifier) @name)) @value @ref.assign
+(assignment_statement left: (expression_list (identifier) (identifier) @name) operator: "=") @value @ref.assign
+(range_clause left: (expression_list (identifier) @name) right: (_)) @value @ref.assign
+(type_switch_statement alias: (expression_list (identifier) @name) (type_case type: (_) @object)) @ref.assign
+(function_declaration result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
+(function_declaration result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(function_declaration result: (parameter_list) @object) @ref.assign
+(method_declaration result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
+(method_declaration result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(method_declaration result: (parameter_list) @object) @ref.assign
+(method_elem result: [(type_identifier) (qualified_type) (pointer_type) (slice_type) (array_type) (map_type) (channel_type) (generic_type)] @object) @ref.assign
+(method_elem result: (parameter_list . (parameter_declaration type: (_) @object))) @ref.assign
+(method_elem result: (parameter_list) @object) @ref.assign
 
 (source_file (const_declaration (const_spec name: (identifier) @name)) @global)
 (source_file (var_declaration (var_spec name: (identifier) @name)) @global)
@@ -89,7 +109,19 @@ func goModuleKeys(pi *projectInfo, rel string) []string {
 		return []string{dir}
 	}
 	sub := strings.TrimPrefix(strings.TrimPrefix(dir, mdir), "/")
-	if sub == "" {
+	// A vendored package is imported by its own path (std's vendor/golang.org/x/…).
+	if v, ok := strings.CutPrefix(sub, "vendor/"); ok {
+		return []string{v}
+	}
+	switch {
+	case mod == "std":
+		// The standard library's module: import paths have no module prefix
+		// ("strconv", "net/http").
+		if sub == "" {
+			return []string{mod}
+		}
+		return []string{sub}
+	case sub == "":
 		return []string{mod}
 	}
 	return []string{mod + "/" + sub}

@@ -13,6 +13,7 @@ import (
 // importance to its container (so a class whose methods are used ranks).
 var rankWeights = map[EdgeKind]float64{
 	EdgeCalls: 1, EdgeUses: 1, EdgeInherits: 1, EdgeImports: 0.5, EdgeRequires: 0.5,
+	EdgeDispatches: 0.5, EdgeImplements: 0.5,
 }
 
 // Rank returns every node ordered by PageRank over reference edges (damping

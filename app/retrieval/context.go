@@ -96,7 +96,8 @@ func nodeCode(g *codegraph.Graph, files map[string][]byte, n *codegraph.Node) ([
 	return src[n.StartByte:n.EndByte], true
 }
 
-var depKinds = []codegraph.EdgeKind{codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits, codegraph.EdgeImports}
+var depKinds = []codegraph.EdgeKind{codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits, codegraph.EdgeImports,
+	codegraph.EdgeDispatches, codegraph.EdgeImplements}
 
 // hasCode reports whether a node can be a piece of context.
 func hasCode(n *codegraph.Node) bool { return embeddable(n) }
@@ -166,7 +167,7 @@ func (ix *Index) Context(ctx context.Context, query string, o ContextOptions) (*
 	}
 	for _, s := range seeds {
 		var callers []*codegraph.Node
-		for _, e := range g.In(s.ID, codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits) {
+		for _, e := range g.In(s.ID, codegraph.EdgeCalls, codegraph.EdgeUses, codegraph.EdgeInherits, codegraph.EdgeDispatches) {
 			if n, ok := g.Node(e.From); ok {
 				if hasCode(n) && !containsNode(callers, n) {
 					callers = append(callers, n)
