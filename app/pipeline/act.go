@@ -251,7 +251,8 @@ func (p *Pipeline) dryRun(ctx context.Context, pt *patch.Patch) (*patch.Changese
 	res, err := p.runner.Run(ctx, runtime.Spec{
 		Command: pySyntaxCommand(py, pyFiles), Dir: scratch,
 		Timeout: timeout, OutputCap: 64 << 10, Origin: "dry-run:syntax", SampleEvery: -1,
-		Env: []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Env:     []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Confine: true, // generated code is only parsed, but nothing outside the scratch copy needs writing
 	})
 	if err != nil {
 		return cs, fmt.Errorf("dry run: compile check: %w", err)
