@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -35,8 +37,10 @@ const metaBucket = "meta"
 // Store is an open CodeLoom database. It is safe for concurrent use by
 // several goroutines; bbolt allows one writing process per file.
 type Store struct {
-	db   *bolt.DB
-	path string
+	db       *bolt.DB
+	path     string
+	notice   string // what open did to the file; see Notice
+	snapshot bool   // a read-only copy taken beside another process's writer
 }
 
 // DataDir returns the folder where CodeLoom keeps data for the project at root.
@@ -61,26 +65,86 @@ func OpenProject(root string) (*Store, error) {
 // Open opens (creating if needed) the store file at path.
 func Open(path string) (*Store, error) { return open(path, 3*time.Second) }
 
+// ErrLocked is returned (wrapped) when another process has the store open
+// for writing and did not let go in time.
+var ErrLocked = errors.New("locked by another CodeLoom process")
+
 // open opens the store at path, waiting at most lockWait for another
-// process's lock to go away.
+// process's lock to go away. A damaged file is moved aside (see
+// DamageError) and a new store started; what happened is logged and kept in
+// Notice.
 func open(path string, lockWait time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create folder for store %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockWait})
+	notice, err := precheck(path, lockWait)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("open store %s: it is locked by another CodeLoom process (close it and retry)", path)
-		}
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	db, err := openBolt(path, &bolt.Options{Timeout: lockWait})
+	if err == nil {
+		if err = verify(path, db); err != nil {
+			db.Close()
+		}
+	}
+	if errors.Is(err, ErrDamaged) {
+		// Found only once bbolt read it (a garbled page): move it aside now.
+		// The lock went with the handle, so take it again to move the file.
+		notice, err = precheckDamaged(path, lockWait, err)
+		if err != nil {
+			return nil, err
+		}
+		db, err = openBolt(path, &bolt.Options{Timeout: lockWait})
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path, notice: notice}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
 }
+
+// openBolt opens the bbolt file, turning a lock timeout into ErrLocked and a
+// panic while bbolt reads a damaged file into a DamageError.
+func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
+	var db *bolt.DB
+	var file *os.File
+	o := *opts
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	err := guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o644, &o)
+		return err
+	})
+	if err != nil && db == nil && file != nil && errors.Is(err, ErrDamaged) {
+		// bbolt panicked half-way through Open: release its lock (its memory
+		// map keeps the open file, and so the lock, alive) and its file.
+		_ = syscall.Flock(int(file.Fd()), syscall.LOCK_UN)
+		file.Close()
+	}
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, ErrDamaged):
+		return nil, err
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("open store %s: it is %w (close it and retry)", path, ErrLocked)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+		return nil, &DamageError{Path: path, Reason: err.Error()}
+	}
+	return nil, fmt.Errorf("open store %s: %w", path, err)
+}
+
+// Notice says what open had to do to the file (an empty file re-initialised,
+// a damaged one moved aside), or "" when nothing.
+func (s *Store) Notice() string { return s.notice }
 
 // Path returns the file the store lives in.
 func (s *Store) Path() string { return s.path }
@@ -95,7 +159,7 @@ func (s *Store) Close() error {
 
 // migrate brings an older file up to SchemaVersion and refuses newer ones.
 func (s *Store) migrate() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(metaBucket))
 		if err != nil {
 			return fmt.Errorf("create meta bucket: %w", err)
@@ -124,7 +188,7 @@ func (s *Store) migrate() error {
 // Schema returns the schema version recorded in the file.
 func (s *Store) Schema() (int, error) {
 	var have int
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket([]byte(metaBucket)).Get([]byte("schema")); len(v) == 8 {
 			have = int(binary.BigEndian.Uint64(v))
 		}
@@ -143,7 +207,7 @@ func (s *Store) PutBlob(bucket, key string, val []byte) error {
 
 // PutBlobs writes puts and removes deletes in bucket in one transaction.
 func (s *Store) PutBlobs(bucket string, puts map[string][]byte, deletes []string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -169,7 +233,7 @@ func (s *Store) PutBlobs(bucket string, puts map[string][]byte, deletes []string
 // GetBlob returns a copy of the value under key, or nil, nil when absent.
 func (s *Store) GetBlob(bucket, key string) ([]byte, error) {
 	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -193,7 +257,7 @@ func (s *Store) DeleteBlob(bucket, key string) error {
 // ForEachBlob calls fn for every key in bucket in key order. The value is
 // only valid during the call. A missing bucket yields no calls.
 func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error) error {
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -208,7 +272,7 @@ func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error
 
 // DeleteBucket drops a whole bucket (e.g. to invalidate a cache).
 func (s *Store) DeleteBucket(bucket string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		err := tx.DeleteBucket([]byte(bucket))
 		if errors.Is(err, bolt.ErrBucketNotFound) {
 			return nil
@@ -231,7 +295,7 @@ func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t
 		t = time.Now()
 	}
 	var id string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -264,7 +328,7 @@ func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t
 // those for which keep returns true. limit <= 0 means all.
 func listRecords[T any](s *Store, bucket string, limit int, keep func(*T) bool) ([]T, error) {
 	var out []T
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -273,7 +337,9 @@ func listRecords[T any](s *Store, bucket string, limit int, keep func(*T) bool) 
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			var rec T
 			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("decode %s record %x: %w", bucket, k, err)
+				// One garbled record must not hide the others.
+				slog.Warn("store: unreadable record skipped", "store", s.path, "bucket", bucket, "key", keyID(k), "err", err)
+				continue
 			}
 			if keep != nil && !keep(&rec) {
 				continue

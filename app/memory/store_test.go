@@ -161,13 +161,26 @@ func TestLockedStoreSaysSo(t *testing.T) {
 	}
 }
 
-func TestCorruptFileIsAnError(t *testing.T) {
+func TestGarbageFileIsMovedAside(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
-	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 1000)), 0o644); err != nil {
+	garbage := []byte(strings.Repeat("not a database ", 1000))
+	if err := os.WriteFile(path, garbage, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path); err == nil {
-		t.Fatal("a corrupt file opened")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(s.Notice(), "damaged") || !strings.Contains(s.Notice(), "meta") {
+		t.Fatalf("notice = %q", s.Notice())
+	}
+	kept := damagedFiles(t, path)
+	if len(kept) != 1 {
+		t.Fatalf("damaged copies: %v", kept)
+	}
+	if data, _ := os.ReadFile(kept[0]); string(data) != string(garbage) {
+		t.Fatal("the damaged file was not kept as it was")
 	}
 }
 
