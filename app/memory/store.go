@@ -26,7 +26,7 @@ import (
 // migrated on Open; newer ones are refused rather than misread.
 const SchemaVersion = 1
 
-// DirName is the per-project data folder, which ignores itself for git.
+// DirName is the per-project data folder; git ignores its store and caches.
 const DirName = ".codeloom"
 
 // FileName is the database file inside DirName.
@@ -47,19 +47,54 @@ type Store struct {
 func DataDir(root string) string { return filepath.Join(root, DirName) }
 
 // OpenProject opens (creating if needed) the store of the project at root.
-// It also makes sure the data folder ignores itself for git.
-func OpenProject(root string) (*Store, error) {
+// It also makes sure git ignores the store and caches in the data folder
+// (see GitIgnore).
+func OpenProject(root string) (*Store, error) { return openProject(root, 3*time.Second) }
+
+func openProject(root string, lockWait time.Duration) (*Store, error) {
 	dir := DataDir(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data folder %s: %w", dir, err)
 	}
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(ignore, []byte("# CodeLoom's data; not part of the project\n*\n"), 0o644); err != nil {
-			return nil, fmt.Errorf("write %s: %w", ignore, err)
-		}
+	if err := writeGitIgnore(dir); err != nil {
+		return nil, err
 	}
-	return Open(filepath.Join(dir, FileName))
+	return open(filepath.Join(dir, FileName), lockWait)
+}
+
+// GitIgnore is the .gitignore CodeLoom keeps in a project's data folder: the
+// store (with its damaged copies and snapshots) and caches are local, while
+// policy.yaml and workflows/*.yaml are the user's, meant to be committed.
+const GitIgnore = `# CodeLoom's local data (the store and caches). policy.yaml and
+# workflows/*.yaml are yours to commit.
+/codeloom.db
+/codeloom.db.*
+/cache/
+*.tmp
+`
+
+// oldGitIgnore is what earlier versions wrote: it ignored everything.
+const oldGitIgnore = "# CodeLoom's data; not part of the project\n*\n"
+
+// writeGitIgnore writes dir/.gitignore when missing, and upgrades it when it
+// is exactly what an earlier version generated; a file the user changed is
+// left alone.
+func writeGitIgnore(dir string) error {
+	path := filepath.Join(dir, ".gitignore")
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		// Unreadable (or a folder): not ours to fix; the store still works.
+		slog.Warn("data folder .gitignore unreadable", "path", path, "err", err)
+		return nil
+	case string(old) != oldGitIgnore:
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(GitIgnore), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Open opens (creating if needed) the store file at path.
