@@ -17,7 +17,7 @@ APT_PACKAGES := gcc g++ pkg-config git python3 \
 	libgtk-3-dev xvfb xauth xdotool imagemagick graphviz universal-ctags libpython3.11-stdlib python3-pytest time
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: deps build run test test-unit test-e2e bench portable package clean
+.PHONY: deps build run test test-unit tidy-check test-e2e bench portable package clean
 
 deps: ## install missing system packages (Debian/Ubuntu); says what to install elsewhere
 	@command -v $(GO) >/dev/null || { echo "Go 1.26+ is required (see go.mod): https://go.dev/dl (not found on PATH)"; exit 1; }
@@ -39,9 +39,16 @@ run: build ## build and open the app (DIR=folder, default: the bundled sample pr
 
 test: deps test-unit test-e2e ## everything that proves the project works
 
-test-unit:
+test-unit: tidy-check
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
+
+tidy-check: ## go.mod/go.sum are exactly what `go mod tidy` writes (offline, from the module cache)
+	@out=$$(GOPROXY=off GOFLAGS=-mod=mod $(GO) mod tidy -diff 2>&1); rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "go.mod is tidy"; \
+	elif echo "$$out" | grep -q "GOPROXY=off\|module lookup disabled"; then \
+		echo "tidy-check skipped: go mod tidy needs modules not in the local cache (offline)"; \
+	else echo "$$out" | head -40; echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; fi
 
 test-e2e: build
 	@if [ -x scripts/e2e-gui.sh ]; then scripts/e2e-gui.sh $(BIN); else echo "no GUI end-to-end test yet"; fi
