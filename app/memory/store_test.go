@@ -249,6 +249,15 @@ func TestSurvivesKillDashNine(t *testing.T) {
 			}
 			close(lines)
 		}()
+		// Kill at a random moment once the writer is writing (its start
+		// can take long on a loaded machine).
+		select {
+		case n, ok := <-lines:
+			if ok {
+				acked = n
+			}
+		case <-time.After(30 * time.Second):
+		}
 		time.Sleep(time.Duration(30+rng.Intn(120)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		for n := range lines {
