@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,17 @@ func TestMetainfoReleaseMatchesAppVersion(t *testing.T) {
 	}
 	if !strings.Contains(string(xml), "<id>dev.codeloom.app</id>") || !strings.Contains(string(toml), `ID = "dev.codeloom.app"`) {
 		t.Fatal("metainfo id and FyneApp.toml ID differ")
+	}
+}
+
+// The metainfo is valid AppStream (checked when appstreamcli is installed).
+func TestMetainfoValidates(t *testing.T) {
+	tool, err := exec.LookPath("appstreamcli")
+	if err != nil {
+		t.Skip("appstreamcli not installed (Debian: apt-get install appstream)")
+	}
+	out, err := exec.Command(tool, "validate", "--no-net", "../packaging/dev.codeloom.app.metainfo.xml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("appstreamcli validate: %v\n%s", err, out)
 	}
 }
