@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -73,24 +72,6 @@ func moveAside(path string, dmg *DamageError) (string, error) {
 		"Read what is left of its history with: codeloom salvage %s", dmg, dest, dest)
 	slog.Warn(n)
 	return n, nil
-}
-
-// lockFile takes bbolt's exclusive advisory lock on f, waiting at most wait.
-func lockFile(f *os.File, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("lock: %w", err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("it is %w (close it and retry)", ErrLocked)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // view runs a read transaction; a damaged page becomes a DamageError.

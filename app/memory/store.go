@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -161,7 +160,7 @@ func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
 	if err != nil && db == nil && file != nil && errors.Is(err, ErrDamaged) {
 		// bbolt panicked half-way through Open: release its lock (its memory
 		// map keeps the open file, and so the lock, alive) and its file.
-		_ = syscall.Flock(int(file.Fd()), syscall.LOCK_UN)
+		unlockFile(file)
 		file.Close()
 	}
 	switch {
