@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin/codeloom
 # ggml (llama.cpp) compiled by cgo without -march uses no AVX and decodes ~10x slower;
-# users build on the machine they run on. `make portable` builds for any x86-64-v2 CPU.
+# users build on the machine they run on. `make portable` and `make package` build for any x86-64-v2 CPU.
 # Keep these identical everywhere: the Go build cache is keyed on them.
 export CGO_CFLAGS ?= -O3 -march=native
 export CGO_CXXFLAGS ?= -O3 -march=native
@@ -17,7 +17,7 @@ APT_PACKAGES := gcc g++ pkg-config git python3 \
 	libgtk-3-dev xvfb xauth xdotool imagemagick graphviz universal-ctags libpython3.11-stdlib python3-pytest time
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: deps build run test test-unit test-e2e bench portable package clean
+.PHONY: deps build run test test-unit tidy-check test-e2e bench portable package clean
 
 deps: ## install missing system packages (Debian/Ubuntu); says what to install elsewhere
 	@command -v $(GO) >/dev/null || { echo "Go 1.26+ is required (see go.mod): https://go.dev/dl (not found on PATH)"; exit 1; }
@@ -39,9 +39,16 @@ run: build ## build and open the app (DIR=folder, default: the bundled sample pr
 
 test: deps test-unit test-e2e ## everything that proves the project works
 
-test-unit:
+test-unit: tidy-check
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
+
+tidy-check: ## go.mod/go.sum are exactly what `go mod tidy` writes (offline, from the module cache)
+	@out=$$(GOPROXY=off GOFLAGS=-mod=mod $(GO) mod tidy -diff 2>&1); rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "go.mod is tidy"; \
+	elif echo "$$out" | grep -q "GOPROXY=off\|module lookup disabled"; then \
+		echo "tidy-check skipped: go mod tidy needs modules not in the local cache (offline)"; \
+	else echo "$$out" | head -40; echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; fi
 
 test-e2e: build
 	@if [ -x scripts/e2e-gui.sh ]; then scripts/e2e-gui.sh $(BIN); else echo "no GUI end-to-end test yet"; fi
@@ -50,11 +57,28 @@ bench: deps build ## benchmarks; figures go to BENCHMARKS.md by hand with the co
 	@for s in scripts/bench-*.sh; do [ -x "$$s" ] && { echo "== $$s"; "$$s" || exit 1; }; done; true
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-portable: deps ## a build that runs on any x86-64-v2 CPU (for packaging)
-	CGO_CFLAGS="-O3 -march=x86-64-v2" CGO_CXXFLAGS="-O3 -march=x86-64-v2" $(GO) build -o $(BIN)-portable .
+# Packages run on any x86-64-v2 CPU (2009+: SSE4.2, POPCNT), not only on CPUs like the builder's.
+PORTABLE_FLAGS := -O3 -march=x86-64-v2 -mtune=generic
+FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
 
-package: deps ## desktop package with fyne (go install fyne.io/tools/cmd/fyne first)
-	fyne package -os linux -src . -release
+portable: deps ## a build that runs on any x86-64-v2 CPU (for packaging)
+	CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" $(GO) build -o $(BIN)-portable .
+
+package: deps ## portable desktop package dist/CodeLoom.tar.xz with AppStream metainfo (needs: go install $(FYNE_TOOL))
+	@command -v fyne >/dev/null || { echo "the fyne packaging tool is needed: go install $(FYNE_TOOL)"; exit 1; }
+	@appstreamcli validate --no-net packaging/dev.codeloom.app.metainfo.xml >/dev/null 2>&1 || ! command -v appstreamcli >/dev/null || \
+		{ appstreamcli validate --no-net packaging/dev.codeloom.app.metainfo.xml; exit 1; }
+	@mkdir -p dist
+	@# fyne package bumps Build in FyneApp.toml on every run; keep the tracked file as it was.
+	@cp FyneApp.toml dist/.FyneApp.toml.keep
+	@CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" fyne package -os linux -src . -release; rc=$$?; \
+		cp dist/.FyneApp.toml.keep FyneApp.toml; rm -f dist/.FyneApp.toml.keep; exit $$rc
+	@# Add the AppStream metainfo beside the .desktop file, and move the package out of the tree.
+	@tmp=$$(mktemp -d) && tar -xJf CodeLoom.tar.xz -C "$$tmp" && rm -f CodeLoom.tar.xz && \
+		share=$$(dirname "$$(find "$$tmp" -path '*/share/applications' -type d | head -1)") && \
+		mkdir -p "$$share/metainfo" && cp packaging/dev.codeloom.app.metainfo.xml "$$share/metainfo/" && \
+		tar -cJf dist/CodeLoom.tar.xz -C "$$tmp" . && rm -rf "$$tmp"
+	@echo "dist/CodeLoom.tar.xz (x86-64-v2; install: tar -xJf dist/CodeLoom.tar.xz -C / or its Makefile)"
 
 clean:
 	rm -rf bin

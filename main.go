@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,11 +22,16 @@ import (
 	"codeloom/ui"
 )
 
+// appTOML is the app's metadata; its version is part of `codeloom --version`.
+//
+//go:embed FyneApp.toml
+var appTOML []byte
+
 func main() {
 	llamacpp.MaybeProbe() // a model probe child (see llamacpp.Options.Probe) exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, AppTOML: appTOML}
 	args := os.Args[1:]
 	if len(args) > 0 && cli.IsCommand(args[0]) {
 		os.Exit(cli.Run(ctx, env, args))

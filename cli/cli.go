@@ -25,6 +25,8 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// AppTOML is FyneApp.toml, embedded by main, for the version.
+	AppTOML []byte
 }
 
 // command is one subcommand.
@@ -54,11 +56,22 @@ func commands() map[string]command {
 		// Undoing landed changes (cli/undo.go).
 		"undo":     {"revert the last change CodeLoom landed: undo DIR [--yes] [--force]", runUndo},
 		"rollback": {"roll back every change of a task: rollback DIR TASK|last [--yes] | --list", runRollback},
+		"version":  {"print the version (also --version)", runVersion},
+		"help":     {"print this help, or a command's flags: help [COMMAND] (also --help, -h)", runHelp},
+		"salvage":  {"read what is left of a damaged store: salvage FILE [--json]", runSalvage},
 	}
 }
 
-// IsCommand reports whether name is a headless subcommand.
+// aliases maps the conventional flags to the commands they stand for.
+var aliases = map[string]string{"--version": "version", "-version": "version", "-V": "version",
+	"--help": "help", "-help": "help", "-h": "help"}
+
+// IsCommand reports whether name is a headless subcommand (or --version,
+// --help, -h).
 func IsCommand(name string) bool {
+	if _, ok := aliases[name]; ok {
+		return true
+	}
 	_, ok := commands()[name]
 	return ok
 }
@@ -69,7 +82,11 @@ func Run(ctx context.Context, env Env, args []string) int {
 		Usage(env.Stderr)
 		return ExitUsage
 	}
-	cmd, ok := commands()[args[0]]
+	name := args[0]
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	cmd, ok := commands()[name]
 	if !ok {
 		fmt.Fprintf(env.Stderr, "codeloom: unknown command %q\n", args[0])
 		Usage(env.Stderr)
@@ -90,9 +107,10 @@ func Usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-8s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(&b, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	b.WriteString("\nRun 'codeloom COMMAND -h' for a command's flags.\n")
+	b.WriteString("\nRun 'codeloom help COMMAND' (or 'codeloom COMMAND --help') for a command's flags;\n")
+	b.WriteString("flags take one dash or two (--json, -json). 'codeloom --version' prints the version.\n")
 	io.WriteString(w, b.String())
 }
 
@@ -106,7 +124,12 @@ func notYet(env Env, name string) int {
 // positional arguments too. ok is false when parsing ended the command:
 // -h printed the usage (status 0) or a bad flag was reported (status 2).
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(reorderArgs(fs, args)); err != nil {
+	dw := &dashWriter{w: fs.Output()}
+	fs.SetOutput(dw)
+	err := fs.Parse(reorderArgs(fs, args))
+	dw.flush()
+	fs.SetOutput(dw.w)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK, false
 		}

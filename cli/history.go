@@ -23,7 +23,9 @@ func openHistory(env Env, cmd, dir string) (*memory.Store, bool, int) {
 		fmt.Fprintf(env.Stdout, "no CodeLoom history in %s yet\n", dir)
 		return nil, false, ExitOK
 	}
-	st, err := memory.OpenProject(dir)
+	// A reader: beside another process holding the store (the app, a
+	// running task) it reads a snapshot; a write (--restore) then says so.
+	st, err := memory.OpenProjectReader(dir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom %s: %v\n", cmd, err)
 		return nil, false, ExitFailure

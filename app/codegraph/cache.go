@@ -39,10 +39,21 @@ func (p *Project) cacheVersion() string {
 // withStore runs fn with the configured store, or opens the project's store
 // for the duration of fn.
 func (p *Project) withStore(fn func(BlobStore) error) error {
+	return p.withStoreOpen(memory.OpenProject, fn)
+}
+
+// withStoreReader is withStore for reading only: beside another process
+// that holds the store (the app, another CLI) it reads a snapshot of the
+// last committed state instead of waiting and failing.
+func (p *Project) withStoreReader(fn func(BlobStore) error) error {
+	return p.withStoreOpen(memory.OpenProjectReader, fn)
+}
+
+func (p *Project) withStoreOpen(open func(string) (*memory.Store, error), fn func(BlobStore) error) error {
 	if p.opts.Store != nil {
 		return fn(p.opts.Store)
 	}
-	st, err := memory.OpenProject(p.root)
+	st, err := open(p.root)
 	if err != nil {
 		return err
 	}
@@ -60,7 +71,7 @@ func (p *Project) loadCache() (map[string]*fileData, error) {
 		return nil, nil
 	}
 	var out map[string]*fileData
-	err := p.withStore(func(s BlobStore) error {
+	err := p.withStoreReader(func(s BlobStore) error {
 		v, err := s.GetBlob(cacheMetaBucket, "version")
 		if err != nil {
 			return err

@@ -189,7 +189,7 @@ func (s *Store) getRecord(bucket, id string, out any) error {
 	if err != nil || len(key) != 16 {
 		return fmt.Errorf("store %s: %q is not a record ID", s.path, id)
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		var v []byte
 		if b != nil {

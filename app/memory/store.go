@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,7 +25,7 @@ import (
 // migrated on Open; newer ones are refused rather than misread.
 const SchemaVersion = 1
 
-// DirName is the per-project data folder, which ignores itself for git.
+// DirName is the per-project data folder; git ignores its store and caches.
 const DirName = ".codeloom"
 
 // FileName is the database file inside DirName.
@@ -35,52 +36,149 @@ const metaBucket = "meta"
 // Store is an open CodeLoom database. It is safe for concurrent use by
 // several goroutines; bbolt allows one writing process per file.
 type Store struct {
-	db   *bolt.DB
-	path string
+	db       *bolt.DB
+	path     string
+	notice   string // what open did to the file; see Notice
+	snapshot bool   // a read-only copy taken beside another process's writer
 }
 
 // DataDir returns the folder where CodeLoom keeps data for the project at root.
 func DataDir(root string) string { return filepath.Join(root, DirName) }
 
 // OpenProject opens (creating if needed) the store of the project at root.
-// It also makes sure the data folder ignores itself for git.
-func OpenProject(root string) (*Store, error) {
+// It also makes sure git ignores the store and caches in the data folder
+// (see GitIgnore).
+func OpenProject(root string) (*Store, error) { return openProject(root, 3*time.Second) }
+
+func openProject(root string, lockWait time.Duration) (*Store, error) {
 	dir := DataDir(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data folder %s: %w", dir, err)
 	}
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(ignore, []byte("# CodeLoom's data; not part of the project\n*\n"), 0o644); err != nil {
-			return nil, fmt.Errorf("write %s: %w", ignore, err)
-		}
+	if err := writeGitIgnore(dir); err != nil {
+		return nil, err
 	}
-	return Open(filepath.Join(dir, FileName))
+	return open(filepath.Join(dir, FileName), lockWait)
+}
+
+// GitIgnore is the .gitignore CodeLoom keeps in a project's data folder: the
+// store (with its damaged copies and snapshots) and caches are local, while
+// policy.yaml and workflows/*.yaml are the user's, meant to be committed.
+const GitIgnore = `# CodeLoom's local data (the store and caches). policy.yaml and
+# workflows/*.yaml are yours to commit.
+/codeloom.db
+/codeloom.db.*
+/cache/
+*.tmp
+`
+
+// oldGitIgnore is what earlier versions wrote: it ignored everything.
+const oldGitIgnore = "# CodeLoom's data; not part of the project\n*\n"
+
+// writeGitIgnore writes dir/.gitignore when missing, and upgrades it when it
+// is exactly what an earlier version generated; a file the user changed is
+// left alone.
+func writeGitIgnore(dir string) error {
+	path := filepath.Join(dir, ".gitignore")
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		// Unreadable (or a folder): not ours to fix; the store still works.
+		slog.Warn("data folder .gitignore unreadable", "path", path, "err", err)
+		return nil
+	case string(old) != oldGitIgnore:
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(GitIgnore), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Open opens (creating if needed) the store file at path.
 func Open(path string) (*Store, error) { return open(path, 3*time.Second) }
 
+// ErrLocked is returned (wrapped) when another process has the store open
+// for writing and did not let go in time.
+var ErrLocked = errors.New("locked by another CodeLoom process")
+
 // open opens the store at path, waiting at most lockWait for another
-// process's lock to go away.
+// process's lock to go away. A damaged file is moved aside (see
+// DamageError) and a new store started; what happened is logged and kept in
+// Notice.
 func open(path string, lockWait time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create folder for store %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockWait})
+	notice, err := precheck(path, lockWait)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("open store %s: it is locked by another CodeLoom process (close it and retry)", path)
-		}
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	db, err := openBolt(path, &bolt.Options{Timeout: lockWait})
+	if err == nil {
+		if err = verify(path, db); err != nil {
+			db.Close()
+		}
+	}
+	if errors.Is(err, ErrDamaged) {
+		// Found only once bbolt read it (a garbled page): move it aside now.
+		// The lock went with the handle, so take it again to move the file.
+		notice, err = precheckDamaged(path, lockWait, err)
+		if err != nil {
+			return nil, err
+		}
+		db, err = openBolt(path, &bolt.Options{Timeout: lockWait})
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path, notice: notice}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
 }
+
+// openBolt opens the bbolt file, turning a lock timeout into ErrLocked and a
+// panic while bbolt reads a damaged file into a DamageError.
+func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
+	var db *bolt.DB
+	var file *os.File
+	o := *opts
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	err := guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o644, &o)
+		return err
+	})
+	if err != nil && db == nil && file != nil && errors.Is(err, ErrDamaged) {
+		// bbolt panicked half-way through Open: release its lock (its memory
+		// map keeps the open file, and so the lock, alive) and its file.
+		unlockFile(file)
+		file.Close()
+	}
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, ErrDamaged):
+		return nil, err
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("open store %s: it is %w (close it and retry)", path, ErrLocked)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+		return nil, &DamageError{Path: path, Reason: err.Error()}
+	}
+	return nil, fmt.Errorf("open store %s: %w", path, err)
+}
+
+// Notice says what open had to do to the file (an empty file re-initialised,
+// a damaged one moved aside), or "" when nothing.
+func (s *Store) Notice() string { return s.notice }
 
 // Path returns the file the store lives in.
 func (s *Store) Path() string { return s.path }
@@ -95,7 +193,7 @@ func (s *Store) Close() error {
 
 // migrate brings an older file up to SchemaVersion and refuses newer ones.
 func (s *Store) migrate() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(metaBucket))
 		if err != nil {
 			return fmt.Errorf("create meta bucket: %w", err)
@@ -124,7 +222,7 @@ func (s *Store) migrate() error {
 // Schema returns the schema version recorded in the file.
 func (s *Store) Schema() (int, error) {
 	var have int
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket([]byte(metaBucket)).Get([]byte("schema")); len(v) == 8 {
 			have = int(binary.BigEndian.Uint64(v))
 		}
@@ -143,7 +241,7 @@ func (s *Store) PutBlob(bucket, key string, val []byte) error {
 
 // PutBlobs writes puts and removes deletes in bucket in one transaction.
 func (s *Store) PutBlobs(bucket string, puts map[string][]byte, deletes []string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -169,7 +267,7 @@ func (s *Store) PutBlobs(bucket string, puts map[string][]byte, deletes []string
 // GetBlob returns a copy of the value under key, or nil, nil when absent.
 func (s *Store) GetBlob(bucket, key string) ([]byte, error) {
 	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -193,7 +291,7 @@ func (s *Store) DeleteBlob(bucket, key string) error {
 // ForEachBlob calls fn for every key in bucket in key order. The value is
 // only valid during the call. A missing bucket yields no calls.
 func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error) error {
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -208,7 +306,7 @@ func (s *Store) ForEachBlob(bucket string, fn func(key string, val []byte) error
 
 // DeleteBucket drops a whole bucket (e.g. to invalidate a cache).
 func (s *Store) DeleteBucket(bucket string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		err := tx.DeleteBucket([]byte(bucket))
 		if errors.Is(err, bolt.ErrBucketNotFound) {
 			return nil
@@ -231,7 +329,7 @@ func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t
 		t = time.Now()
 	}
 	var id string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -264,7 +362,7 @@ func (s *Store) appendRecord(bucket string, t time.Time, setID func(id string, t
 // those for which keep returns true. limit <= 0 means all.
 func listRecords[T any](s *Store, bucket string, limit int, keep func(*T) bool) ([]T, error) {
 	var out []T
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -273,7 +371,9 @@ func listRecords[T any](s *Store, bucket string, limit int, keep func(*T) bool) 
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			var rec T
 			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("decode %s record %x: %w", bucket, k, err)
+				// One garbled record must not hide the others.
+				slog.Warn("store: unreadable record skipped", "store", s.path, "bucket", bucket, "key", keyID(k), "err", err)
+				continue
 			}
 			if keep != nil && !keep(&rec) {
 				continue
