@@ -14,6 +14,7 @@ require (
 	github.com/smacker/go-tree-sitter v0.0.0-20240827094217-dd81d9e9be82
 	github.com/sqweek/dialog v0.0.0-20240226140203-065105509627
 	go.etcd.io/bbolt v1.4.3
+	golang.org/x/image v0.24.0
 	golang.org/x/sys v0.37.0
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -63,7 +64,6 @@ require (
 	github.com/yuin/goldmark v1.7.8 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
-	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
