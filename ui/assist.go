@@ -329,6 +329,21 @@ func (p *bottomPanes) runTask() {
 	go func() {
 		defer cancel()
 		out, err := pl.Run(ctx, request)
+		// A task that failed after changing files offers to put them all
+		// back in one step (asked through the same dialogs as the task).
+		if out != nil && pipeline.NeedsRollbackOffer(out) {
+			res, rerr := pl.OfferRollback(ctx, out)
+			mu.Lock()
+			switch {
+			case rerr != nil:
+				fmt.Fprintf(&log, "\n[rollback failed: %v]\n", rerr)
+			case res != nil:
+				fmt.Fprintf(&log, "\n[rolled back: %s]\n", strings.Join(res.Restored, ", "))
+			default:
+				log.WriteString("\n[the task's changes stay; History → Undo last change, or `codeloom rollback`]\n")
+			}
+			mu.Unlock()
+		}
 		mu.Lock()
 		switch {
 		case err != nil:

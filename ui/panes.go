@@ -56,6 +56,7 @@ type bottomPanes struct {
 	verList   *widget.List
 	verLabel  *widget.Label
 	revertBtn *widget.Button
+	undoBtn   *widget.Button // reverts the newest change CodeLoom landed (undo.go)
 	verSel    int
 	lessons   []memory.Lesson
 	lessonBox *widget.Label
@@ -129,9 +130,10 @@ func newBottomPanes(w *Workbench) *bottomPanes {
 	p.verList.OnSelected = func(i widget.ListItemID) { p.verSel = i; p.revertBtn.Enable() }
 	p.revertBtn = widget.NewButtonWithIcon("Revert to selected", theme.ContentUndoIcon(), p.revert)
 	p.revertBtn.Disable()
+	p.undoBtn = widget.NewButtonWithIcon("Undo last change", theme.ContentUndoIcon(), w.undoLast)
 	p.lessonBox = widget.NewLabel("")
 	p.lessonBox.Wrapping = fyne.TextWrapWord
-	hist := container.NewBorder(p.verLabel, p.revertBtn, nil, nil, p.verList)
+	hist := container.NewBorder(p.verLabel, container.NewHBox(p.revertBtn, p.undoBtn), nil, nil, p.verList)
 	lessons := container.NewBorder(widget.NewLabelWithStyle("Lessons and activity", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, container.NewVScroll(p.lessonBox))
 	histSplit := container.NewHSplit(hist, lessons)
 

@@ -562,6 +562,21 @@ func TestTaskFixesSampleBugWithDialogs(t *testing.T) {
 	if len(w.panes.lessons) == 0 {
 		t.Error("no lesson card shown after a debugged fix")
 	}
+
+	// History → "Undo last change" asks, then puts back what the last
+	// landed patch (the debugger's fix of "> 101") replaced.
+	test.Tap(w.panes.undoBtn)
+	var undo *widget.Button
+	waitFor(t, "the undo question", func() bool {
+		undo = findButton(w.win.Canvas().Overlays().Top(), "Undo")
+		return undo != nil
+	})
+	test.Tap(undo)
+	waitFor(t, "the undone file", func() bool {
+		b, _ := os.ReadFile(filepath.Join(project, "inventory", "pricing.py"))
+		return strings.Contains(string(b), "if quantity > 101:") && !strings.Contains(string(b), ">= 100")
+	})
+	waitFor(t, "the status after the undo", func() bool { return strings.HasPrefix(w.status.Text, "Undone: 1 files restored") })
 }
 
 func findLabel(o fyne.CanvasObject, sub string) bool {
