@@ -65,7 +65,14 @@ func runSearch(ctx context.Context, env Env, args []string) int {
 		return ExitFailure
 	}
 	defer closeEngine()
-	ix, store, closeIx, err := openIndex(ctx, dir)
+	// Lexical search only reads: like query it answers beside another
+	// process holding the store (the app); embeddings are cached, so a
+	// model needs the store for writing.
+	openIx := openIndex
+	if engine == nil {
+		openIx = openIndexReadOnly
+	}
+	ix, store, closeIx, err := openIx(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom search: %v\n", err)
 		return ExitFailure
@@ -124,6 +131,17 @@ func openIndex(ctx context.Context, dir string) (*retrieval.Index, *memory.Store
 	}
 	ix := retrieval.New(p.Graph())
 	return ix, store, func() { p.Close(); store.Close() }, nil
+}
+
+// openIndexReadOnly is openIndex for a command that only reads: the graph
+// comes from the cache through a reader (a snapshot when another process
+// holds the store) and no store is returned.
+func openIndexReadOnly(ctx context.Context, dir string) (*retrieval.Index, *memory.Store, func(), error) {
+	p, err := codegraph.Open(ctx, dir, codegraph.Options{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return retrieval.New(p.Graph()), nil, func() { p.Close() }, nil
 }
 
 // embedNodes computes (or loads from the store) the node embeddings of ix.

@@ -166,6 +166,7 @@ func TestStoreQueryBesideAWriter(t *testing.T) {
 	for _, args := range [][]string{
 		{"query", dir, "search", "helper_7"},
 		{"query", dir, "rdeps", "helper_7"},
+		{"search", dir, "helper_7"},
 		{"history", dir},
 		{"index", dir, "--json"},
 	} {
@@ -174,7 +175,7 @@ func TestStoreQueryBesideAWriter(t *testing.T) {
 		if r.Code != 0 || strings.Contains(r.Stderr, "locked") {
 			t.Fatalf("%v beside a writer: %s", args, r)
 		}
-		if args[0] == "query" && !strings.Contains(r.Stdout, "helper_7") && !strings.Contains(r.Stdout, "Thing7") {
+		if (args[0] == "query" || args[0] == "search") && !strings.Contains(r.Stdout, "helper_7") && !strings.Contains(r.Stdout, "Thing7") {
 			t.Fatalf("%v: no answer: %s", args, r)
 		}
 		if !storeHeld(db) {
