@@ -217,6 +217,34 @@ func TestUndoLastSkipsPatchesThatNeverLanded(t *testing.T) {
 	}
 }
 
+// A kill between recording a task's second patch and writing it leaves the
+// file as the first patch wrote it: the task still rolls back.
+func TestRollbackAfterAKillBetweenRecordAndWrite(t *testing.T) {
+	f := newFixture(t)
+	before := tree(t, f.root)
+	eng := models.NewScripted("edit", planAnswer, directFix)
+	ap := &ScriptedApprover{Default: true, Answers: map[string][]bool{AskNext: {false}}}
+	p, out, _ := run(t, f.config(eng, ap), "fix the bulk discount boundary")
+	if out.Last().Status != StatusPassed {
+		t.Fatalf("cycle = %+v", out.Last())
+	}
+	fixed := tree(t, f.root)["inventory/pricing.py"]
+	vid, _ := f.store.AddVersion(memory.Version{Path: "inventory/pricing.py", Content: []byte(fixed)})
+	ghost := &Landed{ID: newLandedID(timeNowPlus(), p.Session()), Session: p.Session(), Role: RoleDebugger,
+		Files: []LandedFile{{Path: "inventory/pricing.py", OldExists: true, OldVersion: vid, NewExists: true, NewSHA256: sha([]byte("never written"))}}}
+	if err := putLanded(f.store, ghost); err != nil {
+		t.Fatal(err)
+	}
+	u, err := PlanRollback(f.root, f.store, p.Session())
+	if err != nil || len(u.Conflicts()) != 0 || u.Pending() == 0 {
+		t.Fatalf("rollback plan after a kill: %+v %v\n%s", u, err, u.Describe())
+	}
+	if _, err := RollbackTask(context.Background(), f.root, f.store, p.Session(), UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, before, tree(t, f.root))
+}
+
 func TestCommitEachLandedPatchLeavesTheIndexAlone(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")

@@ -153,11 +153,13 @@ func PlanUndo(root string, st ChangeStore) (*UndoPlan, error) {
 
 // planUndo judges the files of entries (oldest first): each goes back to
 // the content before the first entry that touched it, and must now hold
-// what the last one wrote.
+// what one of the entries wrote — normally the last; an earlier one when
+// the process died after recording a later patch and before writing it
+// (records are stored before their files are written).
 func planUndo(root string, st ChangeStore, entries []Landed) (*UndoPlan, error) {
 	u := &UndoPlan{Root: root}
 	first := map[string]LandedFile{}
-	last := map[string]LandedFile{}
+	written := map[string][]LandedFile{}
 	var order []string
 	for _, e := range entries {
 		for _, f := range e.Files {
@@ -165,7 +167,7 @@ func planUndo(root string, st ChangeStore, entries []Landed) (*UndoPlan, error) 
 				first[f.Path] = f
 				order = append(order, f.Path)
 			}
-			last[f.Path] = f
+			written[f.Path] = append(written[f.Path], f)
 		}
 	}
 	work := false
@@ -182,9 +184,8 @@ func planUndo(root string, st ChangeStore, entries []Landed) (*UndoPlan, error) 
 		if err != nil {
 			return nil, err
 		}
-		nl := last[path]
 		switch {
-		case exists == nl.NewExists && (!exists || sha(cur) == nl.NewSHA256):
+		case holdsAny(written[path], cur, exists):
 			f.State = UndoLanded
 			work = true
 		case exists == f.TargetExists && (!exists || bytes.Equal(cur, f.Target)):
@@ -201,6 +202,21 @@ func planUndo(root string, st ChangeStore, entries []Landed) (*UndoPlan, error) 
 		}
 	}
 	return u, nil
+}
+
+// holdsAny reports whether a file's current content (cur, or its absence)
+// is what one of the landed patches ws wrote.
+func holdsAny(ws []LandedFile, cur []byte, exists bool) bool {
+	sum := ""
+	if exists {
+		sum = sha(cur)
+	}
+	for _, w := range ws {
+		if exists == w.NewExists && (!exists || sum == w.NewSHA256) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCurrent reads a project file as it is now (never blocking).
