@@ -168,18 +168,8 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 // ("def f(a, b=1, *args, c: int = 2)"); positional ones first, a "*" entry
 // marks where positions stop.
 func sigParams(sig, name string) []string {
-	i := strings.Index(sig, name+"(")
-	if i < 0 {
-		i = strings.IndexByte(sig, '(')
-		if i < 0 {
-			return nil
-		}
-	} else {
-		i += len(name)
-	}
-	depth, start := 0, i+1
 	var out []string
-	add := func(p string) {
+	for _, p := range sigParamTexts(sig, name) {
 		p = strings.TrimSpace(p)
 		if j := strings.IndexAny(p, ":="); j >= 0 {
 			p = strings.TrimSpace(p[:j])
@@ -193,6 +183,23 @@ func sigParams(sig, name string) []string {
 			out = append(out, p)
 		}
 	}
+	return out
+}
+
+// sigParamTexts splits the parameter list of the function name in sig (the
+// first one when name is not found) at its top-level commas.
+func sigParamTexts(sig, name string) []string {
+	i := strings.Index(sig, name+"(")
+	if i < 0 || name == "" {
+		i = strings.IndexByte(sig, '(')
+		if i < 0 {
+			return nil
+		}
+	} else {
+		i += len(name)
+	}
+	depth, start := 0, i+1
+	var out []string
 	for j := i; j < len(sig); j++ {
 		switch sig[j] {
 		case '(', '[', '{', '<':
@@ -204,12 +211,11 @@ func sigParams(sig, name string) []string {
 		case ')', ']', '}':
 			depth--
 			if depth == 0 {
-				add(sig[start:j])
-				return out
+				return append(out, sig[start:j])
 			}
 		case ',':
 			if depth == 1 {
-				add(sig[start:j])
+				out = append(out, sig[start:j])
 				start = j + 1
 			}
 		}

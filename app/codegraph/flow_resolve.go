@@ -440,21 +440,11 @@ func (fe *flowEval) typeCallback(fb *fileBuild, r refRec, slot, params string, c
 // sigParamTypes returns the declared type text of each parameter of a
 // TypeScript signature ("" when none), in the order of sigParams.
 func sigParamTypes(sig, name string) []string {
-	i := strings.Index(sig, name+"(")
-	if i < 0 || name == "" {
-		i = strings.IndexByte(sig, '(')
-		if i < 0 {
-			return nil
-		}
-	} else {
-		i += len(name)
-	}
-	depth, start := 0, i+1
 	var out []string
-	add := func(p string) {
+	for _, p := range sigParamTexts(sig, name) {
 		p = strings.TrimSpace(p)
 		if p == "" {
-			return
+			continue
 		}
 		t := ""
 		if j := topLevelColon(p); j >= 0 {
@@ -464,27 +454,6 @@ func sigParamTypes(sig, name string) []string {
 			}
 		}
 		out = append(out, t)
-	}
-	for j := i; j < len(sig); j++ {
-		switch sig[j] {
-		case '(', '[', '{', '<':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				add(sig[start:j])
-				return out
-			}
-		case '>':
-			if j > 0 && sig[j-1] != '=' {
-				depth--
-			}
-		case ',':
-			if depth == 1 {
-				add(sig[start:j])
-				start = j + 1
-			}
-		}
 	}
 	return out
 }
