@@ -51,11 +51,17 @@ func hugePython(size int) []byte {
 }
 
 // BenchmarkHugeFile indexes one 50 MB Python file (issue 14: 49 s and 5 GB
-// RSS before). Run with -benchmem and look at the process's peak RSS with
-// /usr/bin/time -v.
+// RSS before), or the file $CODEGRAPH_HUGE_FILE. Run with -benchmem and look
+// at the process's peak RSS with /usr/bin/time -v.
 func BenchmarkHugeFile(b *testing.B) {
 	dir := b.TempDir()
 	src := hugePython(hugeSize())
+	if f := os.Getenv("CODEGRAPH_HUGE_FILE"); f != "" {
+		var err error
+		if src, err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "huge.py"), src, 0o644); err != nil {
 		b.Fatal(err)
 	}

@@ -14,14 +14,18 @@ import (
 // fileData is everything extracted from one file. It is the unit of caching:
 // it depends only on the file's bytes and the language rules.
 type fileData struct {
-	Path     string // slash-separated, relative to the root
-	Lang     string // language name, "" for manifests and other tracked files
-	Size     int64
-	ModTime  int64  // unix nanoseconds
-	Sum      uint64 // FNV-1a of the content
-	Lines    int
-	Syntax   bool // tree-sitter reported syntax errors
-	BadUTF8  bool // content is not valid UTF-8
+	Path    string // slash-separated, relative to the root
+	Lang    string // language name, "" for manifests and other tracked files
+	Size    int64
+	ModTime int64  // unix nanoseconds
+	Sum     uint64 // FNV-1a of the content
+	Lines   int
+	Syntax  bool // tree-sitter reported syntax errors
+	BadUTF8 bool // content is not valid UTF-8
+	// Caveat says what of the file was indexed only approximately or left
+	// out to bound memory ("" when nothing was). The cache's codec does not
+	// keep it: the problem is reported by the parse that meets it.
+	Caveat   string
 	Defs     []defRec
 	Refs     []refRec
 	Imports  []importRec
@@ -122,6 +126,11 @@ type extractor struct {
 	refs     []refAt
 	interned map[string]string
 	used     map[string]bool
+
+	// maxDefs and maxRefs are maxFileDefs and maxFileRefs (tests lower them).
+	maxDefs, maxRefs int
+	// fullArgScan makes argCursor rescan every argument list (tests compare).
+	fullArgScan bool
 }
 
 // refAt is a reference with the byte offset it was found at.
@@ -219,7 +228,7 @@ func extractorOf(l *language, r *tsRunner) *extractor {
 	for i, n := range r.q.names {
 		roles[i] = roleNames[n]
 	}
-	return &extractor{lang: l, run: r, roles: roles}
+	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
 }
 
 // Close frees the C objects.
@@ -303,12 +312,15 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	defer func() {
 		clear(refs) // drop the strings until the next file
 		e.refs = refs[:0]
+		e.dropLargeScratch()
 	}()
 	var envs []struct {
 		name  string
 		start uint32
 	}
 	caps := make([]capture, 0, 8)
+	args := argCursor{full: e.fullArgScan}
+	refsCut, defsCut := capCut{at: -1}, capCut{at: -1}
 	// consume reads the matches of one parse (of the file, or of one part of
 	// it starting at byte base).
 	consume := func(flat []uint32, base uint32) {
@@ -338,6 +350,18 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					}
 				}
 				return capture{}, false
+			}
+			switch main.role {
+			case capDefClass, capDefFunction, capDefMethod:
+				if len(fd.Defs) >= e.maxDefs {
+					defsCut.drop(main.start)
+					continue
+				}
+			case capLocal, capRefImpl, capRefArg, capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
+				if len(refs) >= e.maxRefs {
+					refsCut.drop(main.start)
+					continue
+				}
 			}
 			switch main.role {
 			case capDefClass, capDefFunction, capDefMethod:
@@ -410,7 +434,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				if kw, ok := get(capAlias); ok {
 					slot = text(kw)
 				} else if body, ok := get(capBody); ok && body.start < nm.start && int(nm.start) <= len(src) {
-					slot = strconv.Itoa(argIndex(src[body.start+1 : nm.start]))
+					slot = strconv.Itoa(args.index(src, body.start, nm.start))
 				}
 				if slot == "" {
 					continue
@@ -498,13 +522,31 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		}
 	}
 	if chunked {
-		hasErr, err := e.run.runChunked(src, consume)
+		cr, err := e.run.runChunked(src, consume)
 		if err != nil {
 			return fmt.Errorf("parse %s: %w", fd.Path, err)
 		}
-		fd.Syntax = hasErr
+		fd.Syntax = cr.syntax
+		if cr.forced >= 0 {
+			fd.Caveat = fmt.Sprintf("a single top-level statement of more than %d MB at line %d was parsed in %d parts (cut at line %d first): what is inside it is indexed approximately",
+				e.run.maxPart>>20, li.line(uint32(cr.bigNode)), cr.cuts+1, li.line(uint32(cr.forced)))
+		}
 	} else {
 		consume(flat, 0)
+	}
+	for _, c := range []struct {
+		cut  capCut
+		max  int
+		what string
+	}{{defsCut, e.maxDefs, "definitions"}, {refsCut, e.maxRefs, "references"}} {
+		if c.cut.n == 0 {
+			continue
+		}
+		why := fmt.Sprintf("more than %d %s: %d left out to bound memory, the first at line %d", c.max, c.what, c.cut.n, li.line(uint32(c.cut.at)))
+		if fd.Caveat != "" {
+			why = fd.Caveat + "; " + why
+		}
+		fd.Caveat = why
 	}
 
 	// Definitions in document order, then nesting by byte ranges (pure Go).
@@ -552,7 +594,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	fd.Refs = make([]refRec, 0, len(refs))
 	// Locals matter only when a reference in the file uses the same name.
-	e.used = scratchMap(e.used, len(refs))
+	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs
 	used := e.used
 	for _, r := range refs {
 		switch r.r.Kind {
@@ -625,6 +667,74 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		fd.Env = append(fd.Env, envRec{Name: ev.name, Def: enclosing(fd.Defs, ev.start)})
 	}
 	return nil
+}
+
+// Per-file budgets: a file with more definitions or references than these
+// keeps the first ones (in match order) and says what it left out (a
+// Caveat), so one generated file cannot take the index's memory with it.
+// Ordinary files are far below: 12 MB of dense Python has 66,000
+// definitions and 820,000 references (locals and arguments included).
+const (
+	maxFileDefs = 500_000
+	maxFileRefs = 2_000_000
+)
+
+// capCut counts what a budget left out and where the first of it was.
+type capCut struct {
+	at int // byte offset of the first match left out, -1 for none
+	n  int
+}
+
+func (c *capCut) drop(start uint32) {
+	if c.at < 0 || int(start) < c.at {
+		c.at = int(start)
+	}
+	c.n++
+}
+
+// dropLargeScratch lets go of scratch space a huge file grew, instead of
+// keeping it alive (in the extractor) for the rest of the index.
+func (e *extractor) dropLargeScratch() {
+	if cap(e.refs) > 1<<16 {
+		e.refs = nil
+	}
+	if len(e.used) > 8192 {
+		e.used = nil
+	}
+	if len(e.interned) > 8192 {
+		e.interned = nil
+	}
+}
+
+// argCursor computes argument positions (argIndex) of one call after
+// another: a call's arguments come in order, so each continues the count
+// from the previous argument instead of rescanning the list from its "("
+// (which made a call with 100,000 arguments quadratic).
+type argCursor struct {
+	body, pos uint32 // the argument list and the previous argument's start
+	n         int    // its position (-1: unknowable)
+	full      bool   // always rescan (tests compare)
+}
+
+// index returns the position of the argument starting at arg in the list
+// whose "(" is at body.
+func (a *argCursor) index(src []byte, body, arg uint32) int {
+	if a.full || a.pos == 0 || a.body != body || arg < a.pos {
+		a.body, a.pos, a.n = body, arg, argIndex(src[body+1:arg])
+		return a.n
+	}
+	if a.n >= 0 {
+		// The previous argument started at depth 0, outside quotes, with
+		// only blanks since the comma before it: argIndex's state at the
+		// list's start.
+		if k := argIndex(src[a.pos:arg]); k < 0 {
+			a.n = -1
+		} else {
+			a.n += k
+		}
+	}
+	a.pos = arg
+	return a.n
 }
 
 // dedupDefs drops a definition captured twice by overlapping patterns: the

@@ -494,6 +494,9 @@ func cachedProblem(fd *fileData) *Problem {
 	if fd.Syntax {
 		rs = append(rs, "syntax errors (indexed what parses)")
 	}
+	if fd.Caveat != "" {
+		rs = append(rs, fd.Caveat)
+	}
 	if len(rs) == 0 {
 		return nil
 	}

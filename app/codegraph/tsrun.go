@@ -59,6 +59,7 @@ typedef struct {
 	int has_error;
 	int ok;
 	uint32_t safe_end; // with split: where the next part starts (0: no progress possible)
+	int forced;        // with force: safe_end was cut inside a top-level node
 } cl_result;
 
 static int cl_push(cl_result *r, uint32_t v) {
@@ -155,10 +156,41 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 // line: its last top-level node may be incomplete, so the matches that lie
 // wholly inside it are dropped, safe_end is set to where it starts (the next
 // part begins there) and has_error only covers the nodes before it.
-static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep, uint32_t band, int split) {
+// cl_line_cut returns where to cut a part whose single top-level node runs
+// past its end: the latest start, before n, of a node on the part's right
+// edge (the last child, its last child, ...) or one of their children, that
+// begins its line (only blanks before it). 0 when there is none.
+static uint32_t cl_line_cut(TSNode root, const char *src, uint32_t n) {
+	uint32_t best = 0;
+	TSNode node = root;
+	for (int depth = 0; depth < 100000; depth++) {
+		uint32_t kids = ts_node_child_count(node);
+		if (kids == 0) break;
+		TSNode next = ts_node_child(node, kids - 1);
+		for (uint32_t i = kids; i-- > 0;) {
+			TSNode ch = ts_node_child(node, i);
+			uint32_t s = ts_node_start_byte(ch);
+			if (s >= n) continue;
+			uint32_t j = s;
+			while (j > 0 && (src[j-1] == ' ' || src[j-1] == '\t')) j--;
+			if (s > best && j > 0 && src[j-1] == '\n') best = j;
+			next = ch;
+			break;
+		}
+		if (ts_node_end_byte(next) < n) break;
+		node = next;
+	}
+	return best;
+}
+
+// With force set (a part at its largest size whose only top-level node is
+// not finished), cl_run cuts inside that node (cl_line_cut) and sets
+// forced, instead of returning safe_end 0.
+static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const char *src, uint32_t n, cl_result *r, TSTree *old, int keep, uint32_t band, int split, int force) {
 	r->len = 0;
 	r->has_error = 0;
 	r->ok = 0;
+	r->forced = 0;
 	TSTree *t = ts_parser_parse_string(p, old, src, n);
 	if (!t) {
 		ts_parser_reset(p);
@@ -175,6 +207,16 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 		r->has_error = 0;
 		for (uint32_t i = 0; i + 1 < kids; i++) {
 			if (ts_node_has_error(ts_node_child(root, i))) { r->has_error = 1; break; }
+		}
+		if (safe == 0 && force) {
+			safe = cl_line_cut(root, src, n);
+			if (safe == 0) { // no node starts a line: cut after the last whole line
+				for (uint32_t j = n - 1; j > 0 && safe == 0; j--) {
+					if (src[j-1] == '\n') safe = j;
+				}
+			}
+			r->safe_end = safe;
+			r->forced = safe > 0;
 		}
 		if (safe == 0) {
 			ts_tree_delete(t);
@@ -277,8 +319,9 @@ type tsRunner struct {
 	// onePass runs the query in one unbounded pass instead of bands of
 	// CL_BAND levels (tests compare the two).
 	onePass bool
-	// chunkAt and chunkLen are chunkThreshold and chunkSize (tests lower them).
-	chunkAt, chunkLen int
+	// chunkAt, chunkLen and maxPart are chunkThreshold, chunkSize and
+	// maxPartSize (tests lower them).
+	chunkAt, chunkLen, maxPart int
 }
 
 // langPtr extracts the C TSLanguage pointer of a go-tree-sitter Language
@@ -309,7 +352,7 @@ func newQueryRunner(q *compiledQuery) (*tsRunner, error) {
 		C.ts_parser_delete(p)
 		return nil, errors.New("incompatible grammar version")
 	}
-	r := &tsRunner{parser: p, q: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new(), chunkAt: chunkThreshold, chunkLen: chunkSize}
+	r := &tsRunner{parser: p, q: q, cursor: C.ts_query_cursor_new(), res: C.cl_result_new(), chunkAt: chunkThreshold, chunkLen: chunkSize, maxPart: maxPartSize}
 	if r.res == nil {
 		r.close()
 		return nil, errors.New("out of memory")
@@ -396,7 +439,7 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 	if r.onePass {
 		band = C.UINT32_MAX
 	}
-	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band, 0)
+	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band, 0, 0)
 	if kt != nil {
 		kt.free()
 		if t != nil && r.res.has_error == 0 {
@@ -422,17 +465,34 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 // 5 GB), so one tree per part bounds the parser's memory per worker. Each
 // part ends before its last top-level node (which the cut may have split);
 // the next part starts there. An ordinary file is one part.
+//
+// A part whose one top-level node does not end in it is widened (doubled)
+// up to maxPartSize; past that the node itself is cut at a line where one of
+// its statements or elements starts (see chunkedResult.forced): the parser's
+// memory stays bounded whatever the file, at the price of an approximate
+// index of that one node, which the caller reports.
 const (
 	chunkThreshold = 4 << 20
 	chunkSize      = 1 << 20
+	maxPartSize    = 2 << 20
 )
+
+// chunkedResult is what runChunked learnt besides the matches.
+type chunkedResult struct {
+	syntax bool // a part had syntax errors (outside forced cuts)
+	// forced is the byte offset of the first cut made inside a top-level
+	// node bigger than maxPartSize (-1: none); bigNode is that node's start.
+	forced, bigNode int
+	cuts            int // how many such cuts
+}
 
 // runChunked parses src part by part, calling consume with each part's
 // matches (as run returns them, valid only during the call) and the part's
-// byte offset in src. It reports whether any part had syntax errors.
-func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint32)) (bool, error) {
-	hasErr := false
+// byte offset in src.
+func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint32)) (chunkedResult, error) {
+	res := chunkedResult{forced: -1, bigNode: -1}
 	size := r.chunkLen
+	inBig := false // the previous part was cut inside a big node
 	for base := 0; base < len(src); {
 		end := len(src)
 		if base+size < len(src) {
@@ -453,28 +513,45 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 		if r.onePass {
 			band = C.UINT32_MAX
 		}
-		C.cl_run(r.parser, r.cursor, r.q.query, (*C.char)(unsafe.Pointer(&part[0])), C.uint32_t(len(part)), r.res, nil, 0, band, split)
-		if !last && r.res.safe_end == 0 {
+		force := C.int(0)
+		if size >= r.maxPart {
+			force = 1
+		}
+		C.cl_run(r.parser, r.cursor, r.q.query, (*C.char)(unsafe.Pointer(&part[0])), C.uint32_t(len(part)), r.res, nil, 0, band, split, force)
+		if !last && r.res.safe_end == 0 && r.res.ok > 0 {
 			size *= 2 // one top-level node bigger than the part: widen it
 			continue
 		}
 		switch {
 		case r.res.ok == 0:
-			return false, errors.New("tree-sitter returned no tree")
+			return res, errors.New("tree-sitter returned no tree")
 		case r.res.ok < 0:
-			return false, errors.New("out of memory collecting query matches")
+			return res, errors.New("out of memory collecting query matches")
 		}
-		hasErr = hasErr || r.res.has_error != 0
+		// A part that starts inside a big node parses out of context: its
+		// syntax errors are the cut's, not the file's.
+		if !inBig {
+			res.syntax = res.syntax || r.res.has_error != 0
+		}
 		if r.res.len > 0 {
 			consume(unsafe.Slice((*uint32)(unsafe.Pointer(r.res.data)), int(r.res.len)), uint32(base))
 		}
 		if last {
 			break
 		}
+		if r.res.forced != 0 {
+			if res.forced < 0 {
+				res.forced, res.bigNode = base+int(r.res.safe_end), base
+			}
+			res.cuts++
+		}
+		inBig = r.res.forced != 0
 		base += int(r.res.safe_end)
-		size = r.chunkLen
+		if !inBig {
+			size = r.chunkLen
+		}
 	}
-	return hasErr, nil
+	return res, nil
 }
 
 // close frees the C objects.
