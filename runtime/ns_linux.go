@@ -54,11 +54,23 @@ const confinedTmpSize = 512 << 20
 // nothing was started in them, and the start is retried without.
 var errNoNamespace = errors.New("no namespace")
 
-// start starts cmd, in new namespaces when possible (see above).
+// userPIDNote says how a run without privileges is tracked in a PID
+// namespace of its own.
+const userPIDNote = "PID namespace in a user namespace (not root): the program is the namespace's pid 1, so its orphans stay in the run and die with it; signals it has no handler for (SIGTERM included) reach it only as the final SIGKILL"
+
+// start starts cmd, in new namespaces when possible (see above). Without
+// the privileges for the holder, the program itself is started in a new
+// user and PID namespace (useUserPID) when unprivileged user namespaces
+// are allowed.
 func (sb *sandbox) start(cmd *exec.Cmd) error {
 	for {
+		if sb.nsWanted && os.Geteuid() != 0 && !hasSysAdmin() {
+			// The holder needs CAP_SYS_ADMIN: don't pay a failed start.
+			sb.noNamespace(errors.New("not root"))
+			continue
+		}
 		if !sb.nsWanted {
-			return cmd.Start()
+			return cmd.Start() // cmd.SysProcAttr is sb.sys, useUserPID's flags included
 		}
 		sb.releaseThread()
 		done := make(chan error, 1)
@@ -74,19 +86,73 @@ func (sb *sandbox) start(cmd *exec.Cmd) error {
 		err := <-done
 		sb.release = release
 		if errors.Is(err, errNoNamespace) {
-			sb.log.Debug("runtime: no namespaces", "err", err)
-			if sb.nsNote == "" {
-				sb.nsNote = "no PID namespace (" + err.Error() + "): a daemon that leaves its session and environment may outlive the run"
-			}
-			if sb.confineWanted {
-				sb.confineNote = "filesystem NOT confined: " + err.Error()
-				sb.confineWanted = false
-			}
-			sb.nsWanted = false
+			sb.noNamespace(err)
 			continue
 		}
 		return err
 	}
+}
+
+// noNamespace records that the holder's namespaces cannot be had (err says
+// why) and falls back to a user+PID namespace for the program itself.
+func (sb *sandbox) noNamespace(err error) {
+	sb.log.Debug("runtime: no namespaces", "err", err)
+	if sb.confineWanted {
+		sb.confineNote = "filesystem NOT confined: " + err.Error()
+		sb.confineWanted = false
+	}
+	sb.nsWanted = false
+	if sb.nsNote == "" {
+		sb.nsNote = "no PID namespace (" + err.Error() + "): a daemon that leaves its session and environment may outlive the run"
+	}
+	sb.useUserPID()
+}
+
+// useUserPID starts the program in a new user and PID namespace (its own
+// uid and gid mapped to themselves, so it keeps who it is and gains no
+// privilege on the host): it is the namespace's pid 1, every orphan of
+// the tree is re-parented to it, and when it ends or is killed (Pdeathsig,
+// when the runner dies) the kernel kills everything left in the namespace.
+// dropIsolation undoes it when the kernel refuses such namespaces.
+func (sb *sandbox) useUserPID() {
+	if sb.userPIDTried {
+		return
+	}
+	sb.userPIDTried, sb.userPID = true, true
+	if sb.sys.Cloneflags&unix.CLONE_NEWUSER == 0 {
+		uid, gid := os.Getuid(), os.Getgid()
+		sb.sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sb.sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		sb.sys.GidMappingsEnableSetgroups = false
+	}
+	// Go's child compares its parent's pid with getppid(), which is 0 across
+	// the namespace border, and signals itself: harmless, as a namespace's
+	// init ignores SIGKILL from inside; the Pdeathsig stays set.
+	sb.sys.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWPID
+	sb.nsNote = userPIDNote
+}
+
+// dropUserPID undoes useUserPID after the kernel refused it (err).
+func (sb *sandbox) dropUserPID(err error) {
+	sb.userPID = false
+	sb.sys.Cloneflags &^= unix.CLONE_NEWPID
+	if !sb.netWanted {
+		sb.sys.Cloneflags &^= unix.CLONE_NEWUSER
+		sb.sys.UidMappings, sb.sys.GidMappings = nil, nil
+	}
+	sb.nsNote = "no PID namespace (not root, and no unprivileged user namespace: " + err.Error() + "): a daemon that leaves its session and environment may outlive the run"
+	sb.log.Info("runtime: no user+PID namespace", "err", err)
+}
+
+// hasSysAdmin reports whether this process has CAP_SYS_ADMIN (the holder's
+// namespaces need it).
+func hasSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
 }
 
 // startIsolated runs on the locked thread: it starts the holder in new PID

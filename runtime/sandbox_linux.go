@@ -69,8 +69,10 @@ type sandbox struct {
 	buf         [4096]byte // /proc/<pid>/stat reads
 
 	// Namespaces (see ns_linux.go).
-	nsWanted      bool     // try a PID+mount namespace
-	nsNote        string   // why there is none, when there is none
+	nsWanted      bool   // try a PID+mount namespace
+	nsNote        string // why there is none, when there is none
+	userPID       bool   // the program runs in a user+PID namespace of its own
+	userPIDTried  bool
 	confineWanted bool     // Spec.Confine, until found impossible
 	confined      bool     // the filesystem is confined
 	confineNote   string   // how, or why not
@@ -193,11 +195,15 @@ func (sb *sandbox) confinement() (bool, string) { return sb.confined, sb.confine
 // dropIsolation turns network isolation off after a failed start and reports
 // whether a retry makes sense.
 func (sb *sandbox) dropIsolation(err error) bool {
-	if !sb.netWanted || sb.sys.Cloneflags == 0 {
-		return false
-	}
 	var pe *os.PathError
 	if errors.As(err, &pe) && errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if sb.userPID {
+		sb.dropUserPID(err)
+		return true
+	}
+	if !sb.netWanted || sb.sys.Cloneflags == 0 {
 		return false
 	}
 	sb.sys.Cloneflags = 0
