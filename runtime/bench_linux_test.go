@@ -87,7 +87,7 @@ func BenchmarkRunWithLimits(b *testing.B) {
 // waits until all 11 processes are visible.
 func startTree(b *testing.B) (*sandbox, *exec.Cmd) {
 	cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 60 & done; wait")
-	sb, err := newSandbox(Spec{}, []string{"sh"}, "bench", slog.Default())
+	sb, err := newSandbox(Spec{}, []string{"sh"}, "bench", slog.Default(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,8 +68,8 @@ const earlyScan = 5 * time.Millisecond
 
 // execute starts the prepared command in a sandbox, watches it and builds the
 // Result.
-func execute(ctx context.Context, spec Spec, res Result, env []string, id string, log *slog.Logger) (Result, error) {
-	sb, err := newSandbox(spec, res.Command, id, log)
+func execute(ctx context.Context, spec Spec, res Result, env []string, id string, log *slog.Logger, pool *holderPool) (Result, error) {
+	sb, err := newSandbox(spec, res.Command, id, log, pool)
 	if err != nil {
 		return res, err
 	}

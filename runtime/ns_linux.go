@@ -22,8 +22,7 @@ import (
 // may create them (CAP_SYS_ADMIN, i.e. root here):
 //
 //   - first a holder is started with CLONE_NEWPID|CLONE_NEWNS: pid 1 of the
-//     new PID namespace, a shell that ignores SIGCHLD (so orphans it inherits are reaped at once) and
-//     sleeps. Every orphan of the run is re-parented to it, whatever it did
+//     new PID namespace, a sleep. Every orphan of the run is re-parented to it, whatever it did
 //     to its session, group or environment, so the tree is tracked by
 //     parentage; killing it makes the kernel kill everything left in the
 //     namespace. It has Pdeathsig, so when the runner dies, even by
@@ -42,8 +41,10 @@ import (
 // everywhere but the working directory and Spec.Writable, with fresh tmpfs
 // on /tmp and /dev/shm.
 
-// holderScript is the PID namespace's init: it ignores SIGCHLD, so the
-// orphans it inherits are reaped at once, and sleeps.
+// holderScript is the PID namespace's init: it sleeps. (The trap does not
+// make it reap: dash does not pass an ignored SIGCHLD on to what it execs.
+// The orphans it inherits stay zombies until it ends with the run, or, for
+// a reused holder, make it not reused.)
 const holderScript = `trap "" CHLD; exec sleep 2147483647`
 
 // confinedTmpSize bounds a confined run's private /tmp (tmpfs counts as
@@ -71,6 +72,14 @@ func (sb *sandbox) start(cmd *exec.Cmd) error {
 		}
 		if !sb.nsWanted {
 			return cmd.Start() // cmd.SysProcAttr is sb.sys, useUserPID's flags included
+		}
+		if !sb.confineWanted && sb.pool != nil {
+			err := sb.startShared(cmd)
+			if errors.Is(err, errNoNamespace) {
+				sb.noNamespace(err)
+				continue
+			}
+			return err
 		}
 		sb.releaseThread()
 		done := make(chan error, 1)
@@ -215,6 +224,57 @@ func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
 	if err := unix.Setns(pidNS, unix.CLONE_NEWPID); err != nil {
 		return fail("join PID namespace", err)
 	}
+	sb.nsAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		sb.killHolder()
+		return err
+	}
+	return nil
+}
+
+// startShared starts cmd in a reused holder's namespaces (holder_linux.go),
+// or a new one's.
+func (sb *sandbox) startShared(cmd *exec.Cmd) error {
+	h := sb.pool.get()
+	if h == nil {
+		var err error
+		if h, err = newNSHolder(); err != nil {
+			return err
+		}
+	}
+	if h.note != "" && sb.nsNote == "" {
+		sb.nsNote = h.note
+	}
+	sb.nsAttr(cmd)
+	if err := h.start(cmd); err != nil {
+		sb.pool.put(h) // nothing started in it
+		return err
+	}
+	sb.shared = h
+	return nil
+}
+
+// releaseShared gives the reused holder back once its namespace is empty
+// (the run's kill took everything), or ends it.
+func (sb *sandbox) releaseShared() {
+	h := sb.shared
+	if h == nil {
+		return
+	}
+	sb.shared = nil
+	// The holder does not reap (dash keeps SIGCHLD's default even under
+	// trap "" CHLD): any process that was re-parented to it is left as a
+	// zombie, so only a holder that never received one is reused.
+	hp := strconv.Itoa(h.pid())
+	if b, err := os.ReadFile("/proc/" + hp + "/task/" + hp + "/children"); err == nil && len(strings.TrimSpace(string(b))) == 0 {
+		sb.pool.put(h)
+		return
+	}
+	h.stop() // the kernel kills whatever is left
+}
+
+// nsAttr adapts cmd's attributes to a start inside the holder's namespaces.
+func (sb *sandbox) nsAttr(cmd *exec.Cmd) {
 	if cmd.SysProcAttr != nil {
 		attr := *cmd.SysProcAttr
 		// Go's child sees a parent pid of 0 across the namespace border,
@@ -233,11 +293,6 @@ func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
 		}
 		cmd.SysProcAttr = &attr
 	}
-	if err := cmd.Start(); err != nil {
-		sb.killHolder()
-		return err
-	}
-	return nil
 }
 
 // startHolder starts the PID namespace's init in new PID and mount
@@ -272,6 +327,9 @@ func (sb *sandbox) killHolder() {
 }
 
 func (sb *sandbox) holderPid() int {
+	if sb.shared != nil {
+		return sb.shared.pid()
+	}
 	if sb.holder == nil || sb.holder.Process == nil {
 		return 0
 	}

@@ -210,16 +210,18 @@ func WithSamples(ch chan<- Sample) Option { return func(r *LocalRunner) { r.samp
 func WithLogger(l *slog.Logger) Option { return func(r *LocalRunner) { r.log = l } }
 
 // LocalRunner runs programs as local subprocesses. It holds no per-run state
-// and is safe for concurrent use.
+// (only idle PID-namespace holders reused between runs, see
+// holder_linux.go) and is safe for concurrent use.
 type LocalRunner struct {
 	rec     Recorder
 	log     *slog.Logger
 	samples chan<- Sample
+	holders *holderPool
 }
 
 // New returns a LocalRunner.
 func New(opts ...Option) *LocalRunner {
-	r := &LocalRunner{log: slog.Default()}
+	r := &LocalRunner{log: slog.Default(), holders: &holderPool{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -305,7 +307,7 @@ func (r *LocalRunner) run(ctx context.Context, spec Spec) (Result, error) {
 			}
 		}
 	}
-	return execute(ctx, spec, res, env, id, r.log)
+	return execute(ctx, spec, res, env, id, r.log, r.holders)
 }
 
 // lookPath resolves a program name the way a shell would, relative paths

@@ -73,21 +73,24 @@ type sandbox struct {
 	nsNote        string // why there is none, when there is none
 	userPID       bool   // the program runs in a user+PID namespace of its own
 	userPIDTried  bool
-	confineWanted bool     // Spec.Confine, until found impossible
-	confined      bool     // the filesystem is confined
-	confineNote   string   // how, or why not
-	workdir       string   // the run's working directory (absolute)
-	writable      []string // workdir first, then Spec.Writable
-	tmpSize       int64    // bytes of the private /tmp
+	confineWanted bool        // Spec.Confine, until found impossible
+	confined      bool        // the filesystem is confined
+	confineNote   string      // how, or why not
+	workdir       string      // the run's working directory (absolute)
+	writable      []string    // workdir first, then Spec.Writable
+	tmpSize       int64       // bytes of the private /tmp
+	pool          *holderPool // holders kept for unconfined runs (nil: none)
+	shared        *nsHolder   // this run's holder, taken from pool
 	holder        *exec.Cmd
 	holderDone    chan struct{}
 	holderKilled  bool
 	release       chan struct{} // closing it lets the start thread exit
 }
 
-func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
+func newSandbox(spec Spec, prog []string, id string, log *slog.Logger, pool *holderPool) (*sandbox, error) {
 	sb := &sandbox{
-		log: log, limits: spec.Limits, prog: prog,
+		pool: pool,
+		log:  log, limits: spec.Limits, prog: prog,
 		// Pdeathsig: if the runner itself dies, the program does not
 		// outlive it (its own children are the process group's).
 		sys:      &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
@@ -535,6 +538,7 @@ func (sb *sandbox) final() snapshot { return sb.totals() }
 
 func (sb *sandbox) close() {
 	sb.killHolder()
+	sb.releaseShared()
 	sb.releaseThread()
 	if sb.cgroupDir == "" {
 		return

@@ -34,7 +34,10 @@ type member struct {
 	alive     bool
 }
 
-func newSandbox(spec Spec, prog []string, id string, log *slog.Logger) (*sandbox, error) {
+// holderPool keeps PID namespace holders on Linux; nothing here.
+type holderPool struct{}
+
+func newSandbox(spec Spec, prog []string, id string, log *slog.Logger, _ *holderPool) (*sandbox, error) {
 	sb := &sandbox{log: log, limits: spec.Limits, prog: prog, netWanted: spec.NoNetwork, seen: map[int32]*member{},
 		dirName: spec.Dir, confine: spec.Confine}
 	l := spec.Limits
