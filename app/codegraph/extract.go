@@ -528,8 +528,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		}
 		fd.Syntax = cr.syntax
 		if cr.forced >= 0 {
-			fd.Caveat = fmt.Sprintf("a single top-level statement of more than %d MB at line %d was parsed in %d parts (cut at line %d first): what is inside it is indexed approximately",
-				e.run.maxPart>>20, li.line(uint32(cr.bigNode)), cr.cuts+1, li.line(uint32(cr.forced)))
+			fd.Caveat = fmt.Sprintf("a single top-level statement of more than %d MB at line %d was cut inside (first at line %d) to bound the parser's memory: what is inside it is indexed approximately, syntax errors from there on are not reported",
+				e.run.maxPart>>20, li.line(uint32(cr.bigNode)), li.line(uint32(cr.forced)))
 		}
 	} else {
 		consume(flat, 0)

@@ -102,11 +102,14 @@ func TestGiantNodeCutInParts(t *testing.T) {
 	b.WriteString("    return a\n\ndef after():\n    return giant(1)\n")
 	src := []byte(b.String())
 	whole := extractWith(t, src, func(*extractor) {})
-	parts := extractWith(t, src, func(e *extractor) { e.run.chunkAt, e.run.chunkLen, e.run.maxPart = 1, 16 << 10, 32 << 10 })
+	parts := extractWith(t, src, func(e *extractor) { e.run.chunkAt, e.run.chunkLen, e.run.maxPart = 1, 16<<10, 32<<10 })
 	if whole.Caveat != "" || whole.Syntax {
 		t.Fatalf("whole parse: caveat %q syntax %v", whole.Caveat, whole.Syntax)
 	}
-	if !strings.Contains(parts.Caveat, "a single top-level statement of more than 0 MB at line 3 was parsed in") {
+	if parts.Syntax {
+		t.Errorf("the cuts' syntax errors reported as the file's")
+	}
+	if !strings.Contains(parts.Caveat, "a single top-level statement of more than 0 MB at line 3 was cut inside") {
 		t.Errorf("caveat: %q", parts.Caveat)
 	}
 	calls := func(fd *fileData) map[string]int {

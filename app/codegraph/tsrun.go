@@ -479,11 +479,10 @@ const (
 
 // chunkedResult is what runChunked learnt besides the matches.
 type chunkedResult struct {
-	syntax bool // a part had syntax errors (outside forced cuts)
+	syntax bool // a part before the first forced cut had syntax errors
 	// forced is the byte offset of the first cut made inside a top-level
 	// node bigger than maxPartSize (-1: none); bigNode is that node's start.
 	forced, bigNode int
-	cuts            int // how many such cuts
 }
 
 // runChunked parses src part by part, calling consume with each part's
@@ -528,9 +527,10 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 		case r.res.ok < 0:
 			return res, errors.New("out of memory collecting query matches")
 		}
-		// A part that starts inside a big node parses out of context: its
-		// syntax errors are the cut's, not the file's.
-		if !inBig {
+		// A part that starts inside a big node parses out of context, and
+		// so may the next ones (where the node ends is unknown): their
+		// syntax errors are the cuts', not the file's.
+		if res.forced < 0 {
 			res.syntax = res.syntax || r.res.has_error != 0
 		}
 		if r.res.len > 0 {
@@ -539,11 +539,8 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 		if last {
 			break
 		}
-		if r.res.forced != 0 {
-			if res.forced < 0 {
-				res.forced, res.bigNode = base+int(r.res.safe_end), base
-			}
-			res.cuts++
+		if r.res.forced != 0 && res.forced < 0 {
+			res.forced, res.bigNode = base+int(r.res.safe_end), base
 		}
 		inBig = r.res.forced != 0
 		base += int(r.res.safe_end)
