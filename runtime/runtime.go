@@ -14,9 +14,12 @@
 // runs in its own PID namespace when the runner may create one (root), which
 // no child can leave: daemons are found and killed, and the tree dies with
 // the runner even when the runner is SIGKILLed. A mount namespace confines
-// the filesystem on request (Spec.Confine). Without privileges the tree is
-// tracked by process group, parentage and an environment marker, and
-// Result.LimitNotes and ConfineNote say what could not be had. Other platforms
+// the filesystem on request (Spec.Confine). Without privileges the program
+// runs as pid 1 of a user+PID namespace of its own when the kernel allows
+// unprivileged user namespaces (the same guarantees, no confinement);
+// otherwise the tree is tracked by process group, parentage and an
+// environment marker. Result.LimitNotes and ConfineNote say what could not
+// be had. Other platforms
 // build and run programs with timeouts and metrics, and report that limits and
 // network isolation are unavailable.
 package runtime
