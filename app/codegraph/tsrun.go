@@ -205,8 +205,17 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 		safe = kids >= 2 ? ts_node_start_byte(ts_node_child(root, kids - 1)) : 0;
 		r->safe_end = safe;
 		r->has_error = 0;
-		for (uint32_t i = 0; i + 1 < kids; i++) {
-			if (ts_node_has_error(ts_node_child(root, i))) { r->has_error = 1; break; }
+		// A cursor walk: ts_node_child(root, i) costs O(i), which made
+		// this quadratic in the top-level statements of a part.
+		if (kids >= 2) {
+			TSTreeCursor tc = ts_tree_cursor_new(root);
+			uint32_t i = 0;
+			if (ts_tree_cursor_goto_first_child(&tc)) {
+				do {
+					if (ts_node_has_error(ts_tree_cursor_current_node(&tc))) { r->has_error = 1; break; }
+				} while (++i + 1 < kids && ts_tree_cursor_goto_next_sibling(&tc));
+			}
+			ts_tree_cursor_delete(&tc);
 		}
 		if (safe == 0 && force) {
 			safe = cl_line_cut(root, src, n);
