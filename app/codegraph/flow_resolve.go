@@ -140,9 +140,9 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
-		if out == outBuiltin && fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		if out == outBuiltin && fb.lang.family == "python" && (obj == "" || name == "sort") && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
-				if n := b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				if n := b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
 				}
 			}
@@ -179,7 +179,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			from := loc.fb.ids[u.caller]
 			for _, v := range vals {
 				n := b.nodeByID[v.id]
-				if n == nil {
+				if n == nil || v.elem {
 					continue
 				}
 				switch {
@@ -235,23 +235,32 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 	if len(dunders) == 0 {
 		return
 	}
-	if r.Name == "[" {
-		// x[k] = v and del x[k] also match the plain subscript pattern.
-		if fe.stores == nil {
-			fe.stores = map[refRec]bool{}
-			for _, o := range fb.fd.Refs {
-				if o.Kind == refImplicit && (o.Name == "=" || o.Name == "del") {
-					fe.stores[refRec{Object: o.Object, Line: o.Line, Def: o.Def}] = true
-				}
+	if fb.lang.family == "python" {
+		switch r.Name {
+		case pyAttrToken:
+			b.resolvePyAttr(fe, fb, r, src, false, res)
+			return
+		case pyCallToken:
+			b.resolvePyCallOf(fe, fb, r, src, res)
+			return
+		case "=":
+			fe.pyStores(fb)
+			if fe.attrStores[pyStoreKey{r.Object, r.Line, r.Def}] {
+				b.resolvePyAttr(fe, fb, r, src, true, res)
+				return
 			}
 		}
+	}
+	if r.Name == "[" {
+		// x[k] = v and del x[k] also match the plain subscript pattern.
+		fe.pyStores(fb)
 		if fe.stores[refRec{Object: r.Object, Line: r.Line, Def: r.Def}] {
 			return
 		}
 	}
 	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
 		n := b.nodeByID[v.id]
-		if n == nil || n.Kind != KindClass {
+		if n == nil || n.Kind != KindClass || v.elem {
 			continue
 		}
 		if r.Name == "raise" {
@@ -488,6 +497,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		fe.params = map[hintKey][]flowVal{}
 	}
 	fe.params[k] = nil
+	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
 		for _, r := range fb.fd.Refs {
@@ -527,6 +537,15 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.b.unboundCall(fb, obj, r.Def)); ok && p == name {
 			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
 		}
+	}
+	if fb.lang.family == "python" {
+		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
+			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
+		}
+	}
+	if fe.cuts != cuts {
+		delete(fe.params, k) // cut short by the depth bound: not kept
+		return out
 	}
 	fe.params[k] = out
 	return out

@@ -39,8 +39,8 @@ const pythonQuery = `
 (assignment left: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (function_definition return_type: (type [(identifier) (attribute)] @object)) @ref.assign
 (return_statement (call function: [(identifier) (attribute)] @object)) @ref.assign
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
-(assignment left: (identifier) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (identifier) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
@@ -58,6 +58,14 @@ const pythonQuery = `
 (return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
 (for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(for_in_clause "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
+(for_in_clause left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
+(assignment left: (subscript value: [(identifier) (attribute)] @name) right: [(identifier) (attribute) (call function: [(identifier) (attribute)])] @object) @ref.value
+(attribute object: (_) "." @name attribute: (identifier)) @object @ref.implicit
+(assignment left: (attribute) @object "=" @name) @ref.implicit
+(comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
+(call function: [(call) (subscript)] @object arguments: (argument_list "(" @name)) @ref.implicit
 (with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
 (with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
 (raise_statement [(identifier) (attribute)] @object) @ref.implicit
@@ -269,4 +277,8 @@ var pyImplicit = map[string][]string{
 	"len": {"__len__"}, "str": {"__str__"}, "repr": {"__repr__"}, "iter": {"__iter__"},
 	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
 	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
+	"not in": {"__contains__"},
+	// Handled by flow_python.go: an attribute read (a property's getter)
+	// and a call of a computed callee.
+	pyAttrToken: {"<property>"}, pyCallToken: {"<call>"},
 }

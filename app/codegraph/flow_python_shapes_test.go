@@ -1,0 +1,126 @@
+package codegraph
+
+import "testing"
+
+// TestPythonPropertiesContainers checks the shapes of flow_python.go with
+// their exact edges: properties (read, super(), setter, override), `not
+// in`, type(self)(…) and self.__class__(…), containers of functions and
+// instances (displays, append, subscript stores, loops, get), calls of
+// computed callees.
+func TestPythonPropertiesContainers(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+class Token:
+    def __init__(self, v=0):
+        self._v = v
+
+    @property
+    def value(self):
+        return self._v
+
+    @value.setter
+    def value(self, v):
+        self._v = v
+
+    @property
+    def parts(self):
+        return Part()
+
+    def __contains__(self, k):
+        return False
+
+    def clone(self):
+        return type(self)(1)
+
+    def copy(self):
+        return self.__class__(2)
+
+    def plain(self):
+        return self._v
+
+
+class Sub(Token):
+    @property
+    def value(self):
+        return super().value + 1
+
+
+class Part:
+    def size(self):
+        return 1
+
+
+def reads(t: Token):
+    x = t.value
+    t.value = 3
+    t.parts.size()
+    t.plain
+    if "a" not in t:
+        pass
+
+
+def one(x):
+    return x
+
+
+def two(x):
+    return x
+
+
+HANDLERS = {"a": one, "b": two}
+PAIR = (one,)
+RULES = []
+
+
+def rule(f):
+    RULES.append(f)
+    return f
+
+
+@rule
+def three(x):
+    return x
+
+
+def dispatch(k):
+    HANDLERS[k](k)
+    h = HANDLERS.get(k)
+    h(1)
+    for r in RULES:
+        r(2)
+    PAIR[0](3)
+
+
+def loops():
+    items = [Token(), Part()]
+    for it in items:
+        it.plain()
+    store = {}
+    store["p"] = Part()
+    store["p"].size()
+    return [str(x) for x in items]
+
+
+def maker():
+    return one
+
+
+def call_of_call():
+    maker()(1)
+`}), Options{NoCache: true}).Graph()
+	// t.value runs the getter (and may run the override); t.value = 3 the
+	// setter; t.parts.size() types the property's result; t.plain is a
+	// plain method, not called; "not in" calls __contains__.
+	exactEdges(t, g, "p.reads", EdgeCalls, "p.Token.value", "p.Token.parts", "p.Part.size", "p.Token.__contains__")
+	exactEdges(t, g, "p.reads", EdgeDispatches, "p.Sub.value")
+	exactEdges(t, g, "p.Sub.value", EdgeCalls, "p.Token.value")
+	// type(self)(…) and self.__class__(…) construct self's class.
+	exactEdges(t, g, "p.Token.clone", EdgeCalls, "p.Token.__init__")
+	exactEdges(t, g, "p.Token.copy", EdgeCalls, "p.Token", "p.Token.__init__")
+	// Dict and tuple displays, get, a list filled by append in a decorator.
+	exactEdges(t, g, "p.dispatch", EdgeCalls, "p.one", "p.two", "p.three")
+	exactEdges(t, g, "p.rule", EdgeCalls)
+	// Loops over a list of instances; a dict filled by a subscript store.
+	exactEdges(t, g, "p.loops", EdgeCalls, "p.Token", "p.Token.__init__", "p.Part", "p.Token.plain", "p.Part.size")
+	// A call of a call's result.
+	exactEdges(t, g, "p.call_of_call", EdgeCalls, "p.maker", "p.one")
+}
