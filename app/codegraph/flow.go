@@ -121,6 +121,11 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	if py && pyContainerLit(e) {
 		return fe.containerVals(fb, scope, e, depth)
 	}
+	if py {
+		if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
+			return vs
+		}
+	}
 	e = dropCallArgs(e)
 	if py {
 		if obj, ok := splitSubscript(e); ok {

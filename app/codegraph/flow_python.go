@@ -441,3 +441,125 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 	}
 	return out
 }
+
+// pyBuiltinCall evaluates the built-in calls whose arguments matter:
+// staticmethod(f) and classmethod(f) are f; type(x) is x's class and
+// type(x)(…) a new instance of it; getattr(o, "name") is o.name and
+// getattr(o, "prefix_" + s) any member of o whose name starts so.
+func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth int) ([]flowVal, bool) {
+	open := strings.IndexByte(e, '(')
+	if open <= 0 || !strings.HasSuffix(e, ")") {
+		return nil, false
+	}
+	fn := e[:open]
+	if fn != "staticmethod" && fn != "classmethod" && fn != "type" && fn != "getattr" {
+		return nil, false
+	}
+	if bd, ok := fb.lookupName(fn, scope); ok && bd.kind == bDef {
+		return nil, false // the project's own function of that name
+	}
+	closeAt := matchingParen(e, open)
+	if closeAt < 0 {
+		return nil, false
+	}
+	args := splitTopLevel(e[open+1 : closeAt])
+	rest := strings.TrimSpace(e[closeAt+1:])
+	switch fn {
+	case "staticmethod", "classmethod":
+		if rest != "" || len(args) != 1 {
+			return nil, true
+		}
+		return fe.expr(fb, scope, args[0], depth+1), true
+	case "type":
+		if len(args) != 1 || (rest != "" && !(strings.HasPrefix(rest, "(") && matchingParen(rest, 0) == len(rest)-1)) {
+			return nil, true
+		}
+		var out []flowVal
+		for _, v := range fe.expr(fb, scope, args[0], depth+1) {
+			if v.inst && !v.elem {
+				out = addVals(out, flowVal{id: v.id, inst: rest != ""})
+			}
+		}
+		return out, true
+	}
+	// getattr
+	if rest != "" || len(args) < 2 {
+		return nil, true
+	}
+	name := strings.TrimSpace(args[1])
+	prefix := false
+	if i := strings.IndexByte(name, '+'); i > 0 {
+		name, prefix = strings.TrimSpace(name[:i]), true
+	}
+	lit := pyStringLit(name)
+	if lit == "" || (!prefix && !isDottedIdent(lit)) {
+		return nil, true
+	}
+	var out []flowVal
+	for _, v := range fe.expr(fb, scope, args[0], depth+1) {
+		if !prefix {
+			out = addVals(out, fe.attr(v, lit, depth+1)...)
+			continue
+		}
+		n := fe.b.nodeByID[v.id]
+		if v.elem || n == nil || n.Kind != KindClass {
+			continue
+		}
+		seen := map[string]bool{}
+		fe.b.walkMRO(v.id, func(c string) bool {
+			for m, id := range fe.b.members[c] {
+				if strings.HasPrefix(m, lit) && !seen[m] {
+					seen[m] = true
+					out = addVals(out, flowVal{id: id})
+				}
+			}
+			return true
+		})
+	}
+	return out, true
+}
+
+// matchingParen returns the index of the bracket closing the one at open.
+func matchingParen(e string, open int) int {
+	depth := 0
+	var quote byte
+	for i := open; i < len(e); i++ {
+		c := e[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// pyStringLit returns the text of a plain one-line string literal, "" if s
+// is not one.
+func pyStringLit(s string) string {
+	if len(s) < 2 || (s[0] != '"' && s[0] != '\'') || s[len(s)-1] != s[0] {
+		return ""
+	}
+	t := s[1 : len(s)-1]
+	if strings.ContainsAny(t, "\"'\\") {
+		return ""
+	}
+	return t
+}
+
+// pyCallingBuiltins are the built-ins that call a function handed to them
+// (map(f, xs), sorted(xs, key=f), iter(f, end)); staticmethod(f),
+// property(f), isinstance(x, C)… only keep or look at it.
+var pyCallingBuiltins = map[string]bool{"map": true, "filter": true, "sorted": true, "min": true, "max": true, "iter": true}

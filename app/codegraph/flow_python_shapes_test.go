@@ -100,6 +100,40 @@ def loops():
     return [str(x) for x in items]
 
 
+class Gen:
+    parse = staticmethod(one)
+
+    def _handle_a(self, m):
+        return m
+
+    def _handle_b(self, m):
+        return m
+
+    def other(self):
+        return 0
+
+    def dispatch(self, kind):
+        meth = getattr(self, '_handle_' + kind, None)
+        meth(1)
+        getattr(self, 'other')()
+        self.parse(2)
+
+    def fresh(self):
+        part = type(self)()
+        part.other()
+        return self.table()["k"]
+
+    def table(self):
+        return {"k": Part()}
+
+    def __str__(self):
+        return "g"
+
+
+def show(g: Gen):
+    return str(g.fresh()), str(g)
+
+
 def maker():
     return one
 
@@ -121,6 +155,12 @@ def call_of_call():
 	exactEdges(t, g, "p.rule", EdgeCalls)
 	// Loops over a list of instances; a dict filled by a subscript store.
 	exactEdges(t, g, "p.loops", EdgeCalls, "p.Token", "p.Token.__init__", "p.Part", "p.Token.plain", "p.Part.size")
+	// staticmethod(f) as a class attribute; getattr with a constant name
+	// and with a prefix; type(self)() and a returned dict's element.
+	exactEdges(t, g, "p.Gen.dispatch", EdgeCalls, "p.Gen._handle_a", "p.Gen._handle_b", "p.Gen.other", "p.one")
+	exactEdges(t, g, "p.Gen.fresh", EdgeCalls, "p.Gen.other", "p.Gen.table")
+	// str() of a call's result and of a typed parameter.
+	exactEdges(t, g, "p.show", EdgeCalls, "p.Gen.fresh", "p.Gen.__str__")
 	// A call of a call's result.
 	exactEdges(t, g, "p.call_of_call", EdgeCalls, "p.maker", "p.one")
 }

@@ -140,7 +140,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
-		if out == outBuiltin && fb.lang.family == "python" && (obj == "" || name == "sort") && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
 				if n := b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)

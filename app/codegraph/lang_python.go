@@ -54,7 +54,12 @@ const pythonQuery = `
 (assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
 (default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
 (typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
-(return_statement [(identifier) (attribute)] @object) @ref.value
+(return_statement [(identifier) (attribute) (subscript)] @object) @ref.value
+(assignment left: (identifier) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
+(assignment left: (identifier) @name right: (call function: (call)) @object) @ref.value
+(assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
 (for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
@@ -73,7 +78,7 @@ const pythonQuery = `
 (subscript value: [(identifier) (attribute)] @object "[" @name) @ref.implicit
 (assignment left: (subscript value: [(identifier) (attribute)] @object) "=" @name) @ref.implicit
 (delete_statement "del" @name (subscript value: [(identifier) (attribute)] @object)) @ref.implicit
-(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute)] @object .)) @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute) (call) (subscript)] @object .)) @ref.implicit
 (decorator (identifier) @name) @ref.decorator
 (decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
 
