@@ -500,6 +500,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
+		var later []refRec
 		for _, r := range fb.fd.Refs {
 			if r.Kind != refArg {
 				continue
@@ -508,19 +509,26 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			if i := strings.LastIndex(r.Object, "."); i > 0 {
 				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
-			id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, 0)
+			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
+			id, out := fe.b.resolveRef(fb, fb.lang.family, cr, 0)
+			if out == outUnresolved && fb.lang.family == "python" {
+				later = append(later, r)
+				continue
+			}
 			if out != outResolved {
 				continue
 			}
-			if n := fe.b.nodeByID[id]; n != nil && n.Kind == KindClass {
-				init, ok := fe.b.member(id, ctorName(fb.lang), false)
-				if !ok {
-					continue
-				}
-				id = init
+			fe.addCalledWith(fb, r, obj, id)
+		}
+		// Callees only values can bind (self._interpolation.before_get(…)),
+		// once the directly bound ones are known.
+		for _, r := range later {
+			obj, cname := "", r.Object
+			if i := strings.LastIndex(r.Object, "."); i > 0 {
+				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
-			if loc, ok := fe.b.defLoc[id]; ok && loc.fb == fb {
-				fe.calledWith[id] = append(fe.calledWith[id], r)
+			for _, id := range fe.flowCallTargets(fb, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}) {
+				fe.addCalledWith(fb, r, obj, id)
 			}
 		}
 	}
@@ -567,4 +575,35 @@ func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	}
 	n := b.nodeByID[id]
 	return n != nil && n.Kind == KindClass
+}
+
+// addCalledWith records argument r as passed to callee id (a class: its
+// constructor) and, for a method called on a receiver, to the overrides
+// in subclasses of the receiver's class (a call there may dispatch to them).
+func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
+	n := fe.b.nodeByID[id]
+	if n == nil {
+		return
+	}
+	ids := []string{id}
+	if n.Kind == KindClass {
+		init, ok := fe.b.member(id, ctorName(fb.lang), false)
+		if !ok {
+			return
+		}
+		ids[0] = init
+	} else if n.Kind == KindMethod && obj != "" && fb.lang.family == "python" && !strings.HasPrefix(obj, "super(") {
+		cls := n.Parent
+		if containsStr(fb.lang.selfNames, obj) {
+			if c, ok := fe.b.enclosingClass(fb, r.Def); ok {
+				cls = c
+			}
+		}
+		ids = append(ids, fe.b.dispatchTargets(cls, id)...)
+	}
+	for _, c := range ids {
+		if loc, ok := fe.b.defLoc[c]; ok && loc.fb == fb {
+			fe.calledWith[c] = append(fe.calledWith[c], r)
+		}
+	}
 }
