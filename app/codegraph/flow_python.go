@@ -563,3 +563,9 @@ func pyStringLit(s string) string {
 // (map(f, xs), sorted(xs, key=f), iter(f, end)); staticmethod(f),
 // property(f), isinstance(x, C)… only keep or look at it.
 var pyCallingBuiltins = map[string]bool{"map": true, "filter": true, "sorted": true, "min": true, "max": true, "iter": true}
+
+// pyFirstDunder reports the implicit calls of which only the first special
+// method the class has runs: augmented assignments and !=.
+func pyFirstDunder(tok string) bool {
+	return tok == "!=" || len(tok) >= 2 && strings.HasSuffix(tok, "=") && tok != "==" && tok != "<=" && tok != ">="
+}

@@ -134,6 +134,45 @@ def show(g: Gen):
     return str(g.fresh()), str(g)
 
 
+class Num:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, o):
+        return True
+
+    def __lt__(self, o):
+        return True
+
+    def __add__(self, o):
+        return self
+
+    def __iadd__(self, o):
+        return self
+
+    def __int__(self):
+        return 1
+
+    def __invert__(self):
+        return self
+
+
+def ops(a: Num, b: Num):
+    a == b
+    a != b
+    a < b
+    c = a + b
+    a += b
+    int(a)
+    ~a
+    return c
+
+
+def ops2(a: Num, b: Num):
+    a += b
+    return a != b
+
+
 def maker():
     return one
 
@@ -161,6 +200,11 @@ def call_of_call():
 	exactEdges(t, g, "p.Gen.fresh", EdgeCalls, "p.Gen.other", "p.Gen.table")
 	// str() of a call's result and of a typed parameter.
 	exactEdges(t, g, "p.show", EdgeCalls, "p.Gen.fresh", "p.Gen.__str__")
+	// Operators and conversions: the left operand's special methods;
+	// a != b falls back on __eq__, a += b takes __iadd__ over __add__.
+	exactEdges(t, g, "p.ops", EdgeCalls, "p.Num.__eq__", "p.Num.__lt__", "p.Num.__add__", "p.Num.__iadd__",
+		"p.Num.__int__", "p.Num.__invert__")
+	exactEdges(t, g, "p.ops2", EdgeCalls, "p.Num.__iadd__", "p.Num.__eq__")
 	// A call of a call's result.
 	exactEdges(t, g, "p.call_of_call", EdgeCalls, "p.maker", "p.one")
 }

@@ -284,6 +284,9 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 			for _, o := range b.dispatchTargets(cls, m) {
 				res.addEdge(src, o, EdgeDispatches, r.Line)
 			}
+			if len(dunders) > 1 && pyFirstDunder(r.Name) {
+				break // x += y runs __iadd__ when there is one, else __add__
+			}
 		}
 	}
 }

@@ -70,6 +70,10 @@ const pythonQuery = `
 (attribute object: (_) "." @name attribute: (identifier)) @object @ref.implicit
 (assignment left: (attribute) @object "=" @name) @ref.implicit
 (comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
+(comparison_operator [(identifier) (attribute) (call) (subscript)] @object . ["==" "!=" "<" "<=" ">" ">="] @name) @ref.implicit
+(binary_operator left: [(identifier) (attribute) (call) (subscript)] @object operator: ["+" "-" "*" "/" "//" "%" "&" "|" "^" "<<" ">>" "**" "@"] @name) @ref.implicit
+(augmented_assignment left: [(identifier) (attribute) (subscript)] @object operator: ["+=" "-=" "*=" "/=" "//=" "%=" "&=" "|=" "^=" "<<=" ">>=" "**=" "@="] @name) @ref.implicit
+(unary_operator operator: "~" @name argument: [(identifier) (attribute) (call) (subscript)] @object) @ref.implicit
 (call function: [(call) (subscript)] @object arguments: (argument_list "(" @name)) @ref.implicit
 (with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
 (with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
@@ -283,6 +287,20 @@ var pyImplicit = map[string][]string{
 	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
 	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
 	"not in": {"__contains__"},
+	"int": {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
+	// Operators: the left operand's method (its reflected one is not looked
+	// at); where several are listed the first the class has runs (x += y
+	// falls back on __add__, x != y on __eq__).
+	"==": {"__eq__"}, "!=": {"__ne__", "__eq__"}, "<": {"__lt__"}, "<=": {"__le__"}, ">": {"__gt__"}, ">=": {"__ge__"},
+	"+": {"__add__"}, "-": {"__sub__"}, "*": {"__mul__"}, "/": {"__truediv__"}, "//": {"__floordiv__"},
+	"%": {"__mod__"}, "&": {"__and__"}, "|": {"__or__"}, "^": {"__xor__"}, "<<": {"__lshift__"},
+	">>": {"__rshift__"}, "**": {"__pow__"}, "@": {"__matmul__"},
+	"+=": {"__iadd__", "__add__"}, "-=": {"__isub__", "__sub__"}, "*=": {"__imul__", "__mul__"},
+	"/=": {"__itruediv__", "__truediv__"}, "//=": {"__ifloordiv__", "__floordiv__"}, "%=": {"__imod__", "__mod__"},
+	"&=": {"__iand__", "__and__"}, "|=": {"__ior__", "__or__"}, "^=": {"__ixor__", "__xor__"},
+	"<<=": {"__ilshift__", "__lshift__"}, ">>=": {"__irshift__", "__rshift__"}, "**=": {"__ipow__", "__pow__"},
+	"@=": {"__imatmul__", "__matmul__"},
+	"~": {"__invert__"},
 	// Handled by flow_python.go: an attribute read (a property's getter)
 	// and a call of a computed callee.
 	pyAttrToken: {"<property>"}, pyCallToken: {"<call>"},
