@@ -287,7 +287,7 @@ var pyImplicit = map[string][]string{
 	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
 	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
 	"not in": {"__contains__"},
-	"int": {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
+	"int":    {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
 	// Operators: the left operand's method (its reflected one is not looked
 	// at); where several are listed the first the class has runs (x += y
 	// falls back on __add__, x != y on __eq__).
@@ -300,7 +300,7 @@ var pyImplicit = map[string][]string{
 	"&=": {"__iand__", "__and__"}, "|=": {"__ior__", "__or__"}, "^=": {"__ixor__", "__xor__"},
 	"<<=": {"__ilshift__", "__lshift__"}, ">>=": {"__irshift__", "__rshift__"}, "**=": {"__ipow__", "__pow__"},
 	"@=": {"__imatmul__", "__matmul__"},
-	"~": {"__invert__"},
+	"~":  {"__invert__"},
 	// Handled by flow_python.go: an attribute read (a property's getter)
 	// and a call of a computed callee.
 	pyAttrToken: {"<property>"}, pyCallToken: {"<call>"},
