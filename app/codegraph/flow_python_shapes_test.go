@@ -1,6 +1,13 @@
 package codegraph
 
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // TestPythonPropertiesContainers checks the shapes of flow_python.go with
 // their exact edges: properties (read, super(), setter, override), `not
@@ -207,4 +214,74 @@ def call_of_call():
 	exactEdges(t, g, "p.ops2", EdgeCalls, "p.Num.__iadd__", "p.Num.__eq__")
 	// A call of a call's result.
 	exactEdges(t, g, "p.call_of_call", EdgeCalls, "p.maker", "p.one")
+}
+
+// TestPythonPropertiesIncremental checks that edits to properties and
+// module-level containers read from another file re-resolve the reader:
+// the updated graph equals a fresh index.
+func TestPythonPropertiesIncremental(t *testing.T) {
+	files := map[string]string{
+		"lib.py": `
+class T:
+    @property
+    def value(self):
+        return 1
+
+    def other(self):
+        return 2
+
+
+def f(x):
+    return x
+
+
+def g(x):
+    return x
+
+
+HANDLERS = {"a": f}
+`,
+		"app.py": `
+from lib import T, HANDLERS
+
+
+def use(t: T):
+    HANDLERS["a"](1)
+    return t.value
+`,
+	}
+	root := writeTree(t, files)
+	p := openT(t, root, Options{NoCache: true})
+	exactEdges(t, p.Graph(), "app.use", EdgeCalls, "lib.T.value", "lib.f")
+	edits := []struct{ file, from, to string }{
+		{"lib.py", "    @property\n", ""},                           // no longer a property
+		{"lib.py", "    def value", "    @property\n    def value"}, // a property again
+		{"lib.py", `{"a": f}`, `{"a": g}`},                          // the container holds another function
+		{"app.py", "t.value", "t.other"},                            // reads a plain method
+	}
+	for i, e := range edits {
+		path := filepath.Join(root, e.file)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), e.from) {
+			t.Fatalf("edit %d: %q not in %s", i, e.from, e.file)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(src), e.from, e.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g, err := p.UpdateFiles(context.Background(), []string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := openT(t, root, Options{NoCache: true}).Graph()
+		if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
+			t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
+		}
+		if i == 0 {
+			exactEdges(t, g, "app.use", EdgeCalls, "lib.f")
+		}
+	}
+	exactEdges(t, p.Graph(), "app.use", EdgeCalls, "lib.g")
 }
