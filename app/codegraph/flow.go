@@ -28,9 +28,10 @@ type flowEval struct {
 	// to (built on first use); params memoises parameter values.
 	calledWith map[string][]refRec
 	params     map[hintKey][]flowVal
-	stores     map[refRec]bool     // subscripts written or deleted (not read)
-	attrStores map[pyStoreKey]bool // o.x = v (Python: a setter, not a read)
-	cuts       int                 // evaluations cut short by maxFlowDepth
+	stores     map[refRec]bool           // subscripts written or deleted (not read)
+	attrStores map[pyStoreKey]bool       // o.x = v (Python: a setter, not a read)
+	cuts       int                       // evaluations cut short by maxFlowDepth
+	top        map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
 }
 
 // flowSrcIn is a flow source evaluated in another file.

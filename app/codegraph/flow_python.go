@@ -136,7 +136,7 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		}
 		vals, skipSelf = []flowVal{{id: cls, inst: true}}, true
 	} else {
-		vals = fe.expr(fb, r.Def, obj, 0)
+		vals = fe.topExpr(fb, r.Def, obj)
 	}
 	for _, v := range vals {
 		if !v.inst {
@@ -230,9 +230,10 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 // It also returns the names bound in each definition (fb.locals is filled
 // after the flow table).
 func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
-	marks := map[pyStoreKey]flowMode{}
-	subs := map[pyStoreKey]bool{}
+	var marks map[pyStoreKey]flowMode
+	var subs map[pyStoreKey]bool
 	locals := map[nestKey]bool{}
+	stores := false
 	for _, o := range fd.Refs {
 		if o.Kind == refLocal {
 			locals[nestKey{o.Def, o.Name}] = true
@@ -242,15 +243,31 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 		}
 		switch o.Name {
 		case "for":
+			if marks == nil {
+				marks = map[pyStoreKey]flowMode{}
+			}
 			marks[pyStoreKey{"\x00" + o.Object, o.Line, o.Def}] = flowIter
 		case "[":
+			if subs == nil {
+				subs = map[pyStoreKey]bool{}
+			}
 			subs[pyStoreKey{o.Object, o.Line, o.Def}] = true
+		case "=":
+			stores = true
 		}
 	}
-	for _, o := range fd.Refs {
-		if o.Kind == refImplicit && o.Name == "=" && subs[pyStoreKey{o.Object, o.Line, o.Def}] {
-			marks[pyStoreKey{o.Object, o.Line, o.Def}] = flowElem
+	if stores && subs != nil {
+		for _, o := range fd.Refs {
+			if o.Kind == refImplicit && o.Name == "=" && subs[pyStoreKey{o.Object, o.Line, o.Def}] {
+				if marks == nil {
+					marks = map[pyStoreKey]flowMode{}
+				}
+				marks[pyStoreKey{o.Object, o.Line, o.Def}] = flowElem
+			}
 		}
+	}
+	if marks == nil {
+		marks = map[pyStoreKey]flowMode{} // non-nil: the file is Python
 	}
 	return marks, locals
 }
@@ -568,4 +585,20 @@ var pyCallingBuiltins = map[string]bool{"map": true, "filter": true, "sorted": t
 // method the class has runs: augmented assignments and !=.
 func pyFirstDunder(tok string) bool {
 	return tok == "!=" || len(tok) >= 2 && strings.HasSuffix(tok, "=") && tok != "==" && tok != "<=" && tok != ">="
+}
+
+// topExpr is expr from depth 0 for the operand of an implicit call,
+// remembered per scope: the same operand (self.x, a local) recurs on many
+// lines of a function.
+func (fe *flowEval) topExpr(fb *fileBuild, scope int32, e string) []flowVal {
+	k := flowMemoKey{fb: fb, scope: scope, expr: e}
+	if v, ok := fe.top[k]; ok {
+		return v
+	}
+	v := fe.expr(fb, scope, e, 0)
+	if fe.top == nil {
+		fe.top = map[flowMemoKey][]flowVal{}
+	}
+	fe.top[k] = v
+	return v
 }

@@ -258,7 +258,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 			return
 		}
 	}
-	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
+	for _, v := range fe.topExpr(fb, r.Def, r.Object) {
 		n := b.nodeByID[v.id]
 		if n == nil || n.Kind != KindClass || v.elem {
 			continue
