@@ -12,22 +12,42 @@ import (
 // of the attribute node): Object is the whole attribute text.
 const pyAttrToken = "."
 
-// pyPropertyNames returns the names of the properties defined in the
-// project's Python files: an attribute read is looked at only when its name
-// is one of them.
-func pyPropertyNames(fbs []*fileBuild) map[string]bool {
-	out := map[string]bool{}
+// Bits of builder.pyNames.
+const (
+	pyMethod   uint8 = 1 << iota // a method of that name exists
+	pyProperty                   // a property of that name exists
+)
+
+// pyMemberNames returns the names of the methods and properties defined in
+// the project's Python files: an attribute read is looked at only when a
+// property has its name, an implicit call only when a special method it can
+// run exists somewhere.
+func pyMemberNames(fbs []*fileBuild) map[string]uint8 {
+	out := map[string]uint8{}
 	for _, fb := range fbs {
 		if fb.lang == nil || fb.lang.family != "python" {
 			continue
 		}
 		for _, d := range fb.fd.Defs {
-			if d.Kind == KindMethod && isPyPropertySig(d.Sig) {
-				out[d.Name] = true
+			if d.Kind == KindMethod {
+				out[d.Name] |= pyMethod
+				if isPyPropertySig(d.Sig) {
+					out[d.Name] |= pyProperty
+				}
 			}
 		}
 	}
 	return out
+}
+
+// pyAnyMethod reports that some project class defines one of names.
+func (b *builder) pyAnyMethod(names []string) bool {
+	for _, n := range names {
+		if b.pyNames[n]&pyMethod != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isPyPropertySig reports a getter: a definition decorated with @property
@@ -118,7 +138,7 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		return
 	}
 	obj, name := r.Object[:i], r.Object[i+1:]
-	if !b.pyProps[name] || !isDottedIdent(name) {
+	if b.pyNames[name]&pyProperty == 0 || !isDottedIdent(name) {
 		return
 	}
 	if !store {

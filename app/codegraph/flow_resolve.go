@@ -243,6 +243,13 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		case pyCallToken:
 			b.resolvePyCallOf(fe, fb, r, src, res)
 			return
+		case "raise", "=": // a constructor call; a setter or __setitem__
+		default:
+			if !b.pyAnyMethod(dunders) {
+				return // no class of the project defines what it would run
+			}
+		}
+		switch r.Name {
 		case "=":
 			fe.pyStores(fb)
 			if fe.attrStores[pyStoreKey{r.Object, r.Line, r.Def}] {
@@ -503,6 +510,12 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
+		// Only calls named like a definition of this file can reach one
+		// (f(x), C(x) for C.__init__, o.m(x) for m or an override of it).
+		defNames := make(map[string]bool, len(fb.fd.Defs))
+		for _, d := range fb.fd.Defs {
+			defNames[d.Name] = true
+		}
 		var later []refRec
 		for _, r := range fb.fd.Refs {
 			if r.Kind != refArg {
@@ -511,6 +524,9 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			obj, cname := "", r.Object
 			if i := strings.LastIndex(r.Object, "."); i > 0 {
 				obj, cname = r.Object[:i], r.Object[i+1:]
+			}
+			if !defNames[cname] {
+				continue
 			}
 			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
 			id, out := fe.b.resolveRef(fb, fb.lang.family, cr, 0)

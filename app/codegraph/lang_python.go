@@ -67,7 +67,7 @@ const pythonQuery = `
 (for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (for_in_clause left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (assignment left: (subscript value: [(identifier) (attribute)] @name) right: [(identifier) (attribute) (call function: [(identifier) (attribute)])] @object) @ref.value
-(attribute object: (_) "." @name attribute: (identifier)) @object @ref.implicit
+(attribute object: [(identifier) (attribute) (call)] "." @name attribute: (identifier)) @object @ref.implicit
 (assignment left: (attribute) @object "=" @name) @ref.implicit
 (comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
 (comparison_operator [(identifier) (attribute) (call) (subscript)] @object . ["==" "!=" "<" "<=" ">" ">="] @name) @ref.implicit
