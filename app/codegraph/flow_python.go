@@ -622,3 +622,19 @@ func (fe *flowEval) topExpr(fb *fileBuild, scope int32, e string) []flowVal {
 	fe.top[k] = v
 	return v
 }
+
+// refAtLess orders references by position, then by content: several can
+// start at one byte (a.b and a.b.c, an attribute and its call), and a query
+// run in bands emits them in another order than one pass.
+func refAtLess(a, b refAt) bool {
+	if a.start != b.start {
+		return a.start < b.start
+	}
+	if a.r.Kind != b.r.Kind {
+		return a.r.Kind < b.r.Kind
+	}
+	if a.r.Name != b.r.Name {
+		return a.r.Name < b.r.Name
+	}
+	return a.r.Object < b.r.Object
+}
