@@ -3,18 +3,22 @@
 # (scripts/callgraph-py/trace.py), indexes the same sources with CodeLoom
 # (scripts/callgraph-py/dump) and prints recall plus a precision sample
 # (scripts/callgraph-py/score.py).
-# Usage: scripts/callgraph-py.sh [-base COMMIT] [-misses N] [-sample N]
+# Usage: scripts/callgraph-py.sh [-base COMMIT] [-misses N] [-sample N] [-list FILE]
 #   -base COMMIT  measure the engine as of COMMIT (built from `git archive`)
+#   -list FILE    other packages, one "name|sources|test modules" a line
+#                 (scripts/callgraph-py/heldout.list: projects the rules were
+#                 not written on)
 set -eu
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-base="" misses=0 sample=0
+base="" misses=0 sample=0 list=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-base) base=$2; shift 2 ;;
 	-misses) misses=$2; shift 2 ;;
 	-sample) sample=$2; shift 2 ;;
-	*) echo "usage: $0 [-base COMMIT] [-misses N] [-sample N]" >&2; exit 2 ;;
+	-list) list=$(cat "$2"); shift 2 ;;
+	*) echo "usage: $0 [-base COMMIT] [-misses N] [-sample N] [-list FILE]" >&2; exit 2 ;;
 	esac
 done
 PY=${PY:-$(ls -d /root/.pyenv/versions/3.11.*/bin/python3 2>/dev/null | head -1)}
@@ -24,7 +28,9 @@ trap 'rm -rf "$tmp"' EXIT
 if [ -n "$base" ]; then
 	mkdir "$tmp/src"
 	git archive "$base" | tar -x -C "$tmp/src"
-	cp -r scripts/callgraph-py/dump "$tmp/src/scripts/callgraph-py/" 2>/dev/null || { mkdir -p "$tmp/src/scripts/callgraph-py"; cp -r scripts/callgraph-py/dump "$tmp/src/scripts/callgraph-py/"; }
+	mkdir -p "$tmp/src/scripts/callgraph-py"
+	rm -rf "$tmp/src/scripts/callgraph-py/dump"
+	cp -r scripts/callgraph-py/dump "$tmp/src/scripts/callgraph-py/"
 	(cd "$tmp/src" && go build -o "$tmp/dump" ./scripts/callgraph-py/dump)
 else
 	go build -o "$tmp/dump" ./scripts/callgraph-py/dump
@@ -44,9 +50,9 @@ while IFS='|' read -r name srcs tests; do
 	"$tmp/dump" "$proj" > "$tmp/$name.graph.json"
 	echo "== $name ($srcs; $tests)"
 	"$PY" scripts/callgraph-py/score.py "$tmp/$name.graph.json" "$tmp/$name.pairs.json" "$proj" -misses "$misses" -sample "$sample"
-done <<'LIST'
-json|json|test.test_json
+done <<LIST
+${list:-json|json|test.test_json
 email|email|test.test_email
 argparse|argparse.py|test.test_argparse
-configparser|configparser.py|test.test_configparser
+configparser|configparser.py|test.test_configparser}
 LIST

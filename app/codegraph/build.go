@@ -163,6 +163,7 @@ type builder struct {
 	members  map[string]map[string]string // class ID → member name → node ID
 	bases    map[string][]string          // class ID → base class IDs
 	subs     map[string][]string          // class ID → direct subclass IDs (flow.go)
+	pyNames  map[string]uint8             // Python method names: pyProperty, pyMethod bits (flow_python.go)
 	extBase  map[string]bool              // class ID → has a base outside the project
 	defLoc   map[string]defLocation       // definition node ID → where it is defined
 	nodeByID map[string]*Node
@@ -290,6 +291,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	b.subs = invertBases(b.bases)
+	b.pyNames = pyMemberNames(ordered)
 	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
 	b.goEdges = b.goInterfaces(ordered) // iface_go.go
 	var g *Graph

@@ -591,7 +591,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		}
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
+	sort.SliceStable(refs, func(i, j int) bool { return refAtLess(refs[i], refs[j]) })
 	fd.Refs = make([]refRec, 0, len(refs))
 	// Locals matter only when a reference in the file uses the same name.
 	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs

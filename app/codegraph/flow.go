@@ -28,7 +28,10 @@ type flowEval struct {
 	// to (built on first use); params memoises parameter values.
 	calledWith map[string][]refRec
 	params     map[hintKey][]flowVal
-	stores     map[refRec]bool // subscripts written or deleted (not read)
+	stores     map[refRec]bool           // subscripts written or deleted (not read)
+	attrStores map[pyStoreKey]bool       // o.x = v (Python: a setter, not a read)
+	cuts       int                       // evaluations cut short by maxFlowDepth
+	top        map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -42,6 +45,7 @@ type flowMemoKey struct {
 	scope int32
 	expr  string
 	call  bool
+	mode  flowMode
 }
 
 // maxFlowDepth bounds the chain of names followed for one expression.
@@ -53,16 +57,29 @@ func newFlowEval(b *builder, fb *fileBuild) *flowEval {
 
 // src evaluates one flow source.
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
-	mk := flowMemoKey{fb, s.scope, s.expr, s.call}
+	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
 	if v, ok := fe.memo[mk]; ok {
 		return v
 	}
 	fe.memo[mk] = nil // a cycle evaluates to nothing more
+	cuts := fe.cuts
 	var out []flowVal
-	if s.call {
+	if s.call && !(fb.lang.family == "python" && pyContainerLit(s.expr)) {
 		out = fe.callResult(fe.expr(fb, s.scope, s.expr, depth+1), depth+1)
 	} else {
 		out = fe.expr(fb, s.scope, s.expr, depth+1)
+	}
+	switch s.mode {
+	case flowElem:
+		out = asElems(out)
+	case flowIter:
+		out = fe.elemsOf(out, false, depth+1)
+	}
+	if fe.cuts != cuts {
+		// Cut short by the depth bound: seen from a shallower start the
+		// result can be complete, so it is not kept.
+		delete(fe.memo, mk)
+		return out
 	}
 	fe.memo[mk] = out
 	return out
@@ -97,9 +114,25 @@ func addVals(out []flowVal, vs ...flowVal) []flowVal {
 // "f()", "a.b()") can hold in scope of fb.
 func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flowVal {
 	if depth > maxFlowDepth {
+		fe.cuts++
 		return nil
 	}
-	e = dropCallArgs(strings.TrimSpace(e))
+	e = strings.TrimSpace(e)
+	py := fb.lang.family == "python"
+	if py && pyContainerLit(e) {
+		return fe.containerVals(fb, scope, e, depth)
+	}
+	if py {
+		if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
+			return vs
+		}
+	}
+	e = dropCallArgs(e)
+	if py {
+		if obj, ok := splitSubscript(e); ok {
+			return fe.elemsOf(fe.expr(fb, scope, obj, depth+1), true, depth+1)
+		}
+	}
 	if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
 		e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
 		if !strings.Contains(e, "(") {
@@ -115,9 +148,22 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 		return nil
 	}
 	if strings.HasSuffix(e, "()") {
-		return fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+		out := fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+		if py {
+			// d.get(k), d.pop(k), d.setdefault(k, v): an element of d.
+			for _, m := range []string{".get()", ".pop()", ".setdefault()"} {
+				if strings.HasSuffix(e, m) {
+					out = addVals(out, fe.elemsOf(fe.expr(fb, scope, e[:len(e)-len(m)], depth+1), false, depth+1)...)
+				}
+			}
+		}
+		return out
 	}
-	if i := strings.LastIndex(e, ")."); i > 0 && isDottedIdent(e[i+2:]) {
+	i := strings.LastIndex(e, ").")
+	if j := strings.LastIndex(e, "]."); py && j > i {
+		i = j
+	}
+	if i > 0 && isDottedIdent(e[i+2:]) {
 		// a.f().b: an attribute of a call's result.
 		var out []flowVal
 		for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
@@ -146,6 +192,9 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	// Modules, classes and self members first, as calls are bound.
 	if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+		if py && fe.b.pyProperty(id) && !fe.classExpr(fb, scope, obj) {
+			return fe.returns(id, depth) // o.x reads a property: its getter's result
+		}
 		return []flowVal{{id: id}}
 	}
 	if t, ok := fe.module(fb, scope, obj); ok {
@@ -190,6 +239,7 @@ func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, 
 // name returns the values of a bare name seen in scope.
 func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []flowVal {
 	if depth > maxFlowDepth {
+		fe.cuts++
 		return nil
 	}
 	if name == "super" && fb.lang.family == "js" {
@@ -270,8 +320,11 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 // attr returns the values of attribute name of value v.
 func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 	n := fe.b.nodeByID[v.id]
-	if n == nil || n.Kind != KindClass {
+	if n == nil || n.Kind != KindClass || v.elem {
 		return nil
+	}
+	if v.inst && name == "__class__" {
+		return []flowVal{{id: v.id}}
 	}
 	var out []flowVal
 	fe.b.walkMRO(v.id, func(c string) bool {
@@ -280,6 +333,10 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 			return true
 		}
 		if id, ok := fe.b.members[c][name]; ok {
+			if v.inst && fe.b.pyProperty(id) {
+				out = fe.returns(id, depth) // reading a property runs its getter
+				return false
+			}
 			out = []flowVal{{id: id}}
 			return false
 		}
@@ -298,7 +355,7 @@ func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 	var out []flowVal
 	for _, v := range vs {
 		n := fe.b.nodeByID[v.id]
-		if n == nil {
+		if n == nil || v.elem {
 			continue
 		}
 		switch {
@@ -319,6 +376,9 @@ func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 func (fe *flowEval) returns(id string, depth int) []flowVal {
 	loc, ok := fe.b.defLoc[id]
 	if !ok || depth > maxFlowDepth {
+		if ok {
+			fe.cuts++
+		}
 		return nil
 	}
 	return fe.srcs(loc.fb, loc.fb.flow[hintKey{scope: loc.idx, name: returnHint}], depth)
@@ -352,6 +412,7 @@ func (fe *flowEval) flowCallTargets(fb *fileBuild, r refRec) []string {
 	var out []string
 	for _, v := range fe.expr(fb, r.Def, e, 0) {
 		switch {
+		case v.elem:
 		case v.inst:
 			if id, ok := fe.b.member(v.id, "__call__", false); ok && !containsStr(out, id) {
 				out = append(out, id)

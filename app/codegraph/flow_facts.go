@@ -15,12 +15,24 @@ type flowSrc struct {
 	scope int32
 	expr  string
 	call  bool
+	mode  flowMode
 }
 
-// flowVal is an abstract value: a definition node, or an instance of a class.
+// flowMode says how a source's values reach the name (Python containers).
+type flowMode uint8
+
+const (
+	flowPlain flowMode = iota
+	flowElem           // the value is put into the container: x.append(v), x[k] = v
+	flowIter           // the name takes the elements: for v in x
+)
+
+// flowVal is an abstract value: a definition node, or an instance of a
+// class; elem marks a container (list, dict, set, tuple) holding it.
 type flowVal struct {
 	id   string
 	inst bool
+	elem bool
 }
 
 // flowFamilies are the language families the value-flow layer serves.
@@ -39,12 +51,35 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 	if fb.lang.family == "js" {
 		fillJSDoc(fb, hs)
 	}
+	var marks map[pyStoreKey]flowMode
+	var locals map[nestKey]bool
+	if fb.lang.family == "python" {
+		marks, locals = pyFlowMarks(fd)
+	}
 	for _, r := range fd.Refs {
-		if r.Kind != refValue && r.Kind != refAssign {
+		var src flowSrc
+		var k hintKey
+		var ok bool
+		switch {
+		case r.Kind == refArg && marks != nil:
+			k, src, ok = pyContainerAdd(fb, locals, r)
+		case r.Kind != refValue && r.Kind != refAssign:
 			continue
+		default:
+			src = flowSrc{scope: r.Def, expr: r.Object, call: r.Kind == refAssign}
+			if marks != nil && r.Kind == refValue {
+				if marks[pyStoreKey{"\x00" + r.Object, r.Line, r.Def}] == flowIter {
+					src.mode = flowIter // for v in x
+				} else if marks[pyStoreKey{r.Name, r.Line, r.Def}] == flowElem {
+					src.mode = flowElem // x[k] = v
+				}
+			}
+			if src.mode == flowElem {
+				k, ok = pyBoundKey(fb, locals, r.Name, r.Def)
+			} else {
+				k, ok = flowKey(fb, r.Name, r.Def)
+			}
 		}
-		src := flowSrc{scope: r.Def, expr: r.Object, call: r.Kind == refAssign}
-		k, ok := flowKey(fb, r.Name, r.Def)
 		if !ok {
 			continue
 		}
@@ -54,10 +89,10 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 		fb.flow[k] = append(fb.flow[k], src)
 		if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
 			hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
-				strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call))
+				strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 		}
 		// A class-body name (x = f, x: T) is also an attribute of the class.
-		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
+		if r.Kind != refArg && r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
 			fb.flow[ak] = append(fb.flow[ak], src)
 		}

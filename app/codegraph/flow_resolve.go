@@ -140,9 +140,9 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
-		if out == outBuiltin && fb.lang.family == "python" && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
-				if n := b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				if n := b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
 				}
 			}
@@ -179,7 +179,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			from := loc.fb.ids[u.caller]
 			for _, v := range vals {
 				n := b.nodeByID[v.id]
-				if n == nil {
+				if n == nil || v.elem {
 					continue
 				}
 				switch {
@@ -235,23 +235,39 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 	if len(dunders) == 0 {
 		return
 	}
-	if r.Name == "[" {
-		// x[k] = v and del x[k] also match the plain subscript pattern.
-		if fe.stores == nil {
-			fe.stores = map[refRec]bool{}
-			for _, o := range fb.fd.Refs {
-				if o.Kind == refImplicit && (o.Name == "=" || o.Name == "del") {
-					fe.stores[refRec{Object: o.Object, Line: o.Line, Def: o.Def}] = true
-				}
+	if fb.lang.family == "python" {
+		switch r.Name {
+		case pyAttrToken:
+			b.resolvePyAttr(fe, fb, r, src, false, res)
+			return
+		case pyCallToken:
+			b.resolvePyCallOf(fe, fb, r, src, res)
+			return
+		case "raise", "=": // a constructor call; a setter or __setitem__
+		default:
+			if !b.pyAnyMethod(dunders) {
+				return // no class of the project defines what it would run
 			}
 		}
+		switch r.Name {
+		case "=":
+			fe.pyStores(fb)
+			if fe.attrStores[pyStoreKey{r.Object, r.Line, r.Def}] {
+				b.resolvePyAttr(fe, fb, r, src, true, res)
+				return
+			}
+		}
+	}
+	if r.Name == "[" {
+		// x[k] = v and del x[k] also match the plain subscript pattern.
+		fe.pyStores(fb)
 		if fe.stores[refRec{Object: r.Object, Line: r.Line, Def: r.Def}] {
 			return
 		}
 	}
-	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
+	for _, v := range fe.topExpr(fb, r.Def, r.Object) {
 		n := b.nodeByID[v.id]
-		if n == nil || n.Kind != KindClass {
+		if n == nil || n.Kind != KindClass || v.elem {
 			continue
 		}
 		if r.Name == "raise" {
@@ -274,6 +290,9 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 			}
 			for _, o := range b.dispatchTargets(cls, m) {
 				res.addEdge(src, o, EdgeDispatches, r.Line)
+			}
+			if len(dunders) > 1 && pyFirstDunder(r.Name) {
+				break // x += y runs __iadd__ when there is one, else __add__
 			}
 		}
 	}
@@ -488,8 +507,16 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		fe.params = map[hintKey][]flowVal{}
 	}
 	fe.params[k] = nil
+	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
+		// Only calls named like a definition of this file can reach one
+		// (f(x), C(x) for C.__init__, o.m(x) for m or an override of it).
+		defNames := make(map[string]bool, len(fb.fd.Defs))
+		for _, d := range fb.fd.Defs {
+			defNames[d.Name] = true
+		}
+		var later []refRec
 		for _, r := range fb.fd.Refs {
 			if r.Kind != refArg {
 				continue
@@ -498,19 +525,29 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			if i := strings.LastIndex(r.Object, "."); i > 0 {
 				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
-			id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, 0)
+			if !defNames[cname] {
+				continue
+			}
+			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
+			id, out := fe.b.resolveRef(fb, fb.lang.family, cr, 0)
+			if out == outUnresolved && fb.lang.family == "python" {
+				later = append(later, r)
+				continue
+			}
 			if out != outResolved {
 				continue
 			}
-			if n := fe.b.nodeByID[id]; n != nil && n.Kind == KindClass {
-				init, ok := fe.b.member(id, ctorName(fb.lang), false)
-				if !ok {
-					continue
-				}
-				id = init
+			fe.addCalledWith(fb, r, obj, id)
+		}
+		// Callees only values can bind (self._interpolation.before_get(…)),
+		// once the directly bound ones are known.
+		for _, r := range later {
+			obj, cname := "", r.Object
+			if i := strings.LastIndex(r.Object, "."); i > 0 {
+				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
-			if loc, ok := fe.b.defLoc[id]; ok && loc.fb == fb {
-				fe.calledWith[id] = append(fe.calledWith[id], r)
+			for _, id := range fe.flowCallTargets(fb, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}) {
+				fe.addCalledWith(fb, r, obj, id)
 			}
 		}
 	}
@@ -527,6 +564,15 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.b.unboundCall(fb, obj, r.Def)); ok && p == name {
 			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
 		}
+	}
+	if fb.lang.family == "python" {
+		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
+			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
+		}
+	}
+	if fe.cuts != cuts {
+		delete(fe.params, k) // cut short by the depth bound: not kept
+		return out
 	}
 	fe.params[k] = out
 	return out
@@ -548,4 +594,35 @@ func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	}
 	n := b.nodeByID[id]
 	return n != nil && n.Kind == KindClass
+}
+
+// addCalledWith records argument r as passed to callee id (a class: its
+// constructor) and, for a method called on a receiver, to the overrides
+// in subclasses of the receiver's class (a call there may dispatch to them).
+func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
+	n := fe.b.nodeByID[id]
+	if n == nil {
+		return
+	}
+	ids := []string{id}
+	if n.Kind == KindClass {
+		init, ok := fe.b.member(id, ctorName(fb.lang), false)
+		if !ok {
+			return
+		}
+		ids[0] = init
+	} else if n.Kind == KindMethod && obj != "" && fb.lang.family == "python" && !strings.HasPrefix(obj, "super(") {
+		cls := n.Parent
+		if containsStr(fb.lang.selfNames, obj) {
+			if c, ok := fe.b.enclosingClass(fb, r.Def); ok {
+				cls = c
+			}
+		}
+		ids = append(ids, fe.b.dispatchTargets(cls, id)...)
+	}
+	for _, c := range ids {
+		if loc, ok := fe.b.defLoc[c]; ok && loc.fb == fb {
+			fe.calledWith[c] = append(fe.calledWith[c], r)
+		}
+	}
 }

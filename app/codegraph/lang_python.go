@@ -39,8 +39,8 @@ const pythonQuery = `
 (assignment left: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (function_definition return_type: (type [(identifier) (attribute)] @object)) @ref.assign
 (return_statement (call function: [(identifier) (attribute)] @object)) @ref.assign
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
-(assignment left: (identifier) @name right: [(list) (dictionary) (set) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (identifier) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
@@ -54,10 +54,27 @@ const pythonQuery = `
 (assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
 (default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
 (typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
-(return_statement [(identifier) (attribute)] @object) @ref.value
+(return_statement [(identifier) (attribute) (subscript)] @object) @ref.value
+(assignment left: (identifier) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
+(assignment left: (identifier) @name right: (call function: (call)) @object) @ref.value
+(assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
 (for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(for_in_clause "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
+(for_in_clause left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
+(assignment left: (subscript value: [(identifier) (attribute)] @name) right: [(identifier) (attribute) (call function: [(identifier) (attribute)])] @object) @ref.value
+(attribute object: [(identifier) (attribute) (call)] "." @name attribute: (identifier)) @object @ref.implicit
+(assignment left: (attribute) @object "=" @name) @ref.implicit
+(comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
+(comparison_operator [(identifier) (attribute) (call) (subscript)] @object . ["==" "!=" "<" "<=" ">" ">="] @name) @ref.implicit
+(binary_operator left: [(identifier) (attribute) (call) (subscript)] @object operator: ["+" "-" "*" "/" "//" "%" "&" "|" "^" "<<" ">>" "**" "@"] @name) @ref.implicit
+(augmented_assignment left: [(identifier) (attribute) (subscript)] @object operator: ["+=" "-=" "*=" "/=" "//=" "%=" "&=" "|=" "^=" "<<=" ">>=" "**=" "@="] @name) @ref.implicit
+(unary_operator operator: "~" @name argument: [(identifier) (attribute) (call) (subscript)] @object) @ref.implicit
+(call function: [(call) (subscript)] @object arguments: (argument_list "(" @name)) @ref.implicit
 (with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
 (with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
 (raise_statement [(identifier) (attribute)] @object) @ref.implicit
@@ -65,7 +82,7 @@ const pythonQuery = `
 (subscript value: [(identifier) (attribute)] @object "[" @name) @ref.implicit
 (assignment left: (subscript value: [(identifier) (attribute)] @object) "=" @name) @ref.implicit
 (delete_statement "del" @name (subscript value: [(identifier) (attribute)] @object)) @ref.implicit
-(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute)] @object .)) @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute) (call) (subscript)] @object .)) @ref.implicit
 (decorator (identifier) @name) @ref.decorator
 (decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
 
@@ -269,4 +286,22 @@ var pyImplicit = map[string][]string{
 	"len": {"__len__"}, "str": {"__str__"}, "repr": {"__repr__"}, "iter": {"__iter__"},
 	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
 	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
+	"not in": {"__contains__"},
+	"int":    {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
+	// Operators: the left operand's method (its reflected one is not looked
+	// at); where several are listed the first the class has runs (x += y
+	// falls back on __add__, x != y on __eq__).
+	"==": {"__eq__"}, "!=": {"__ne__", "__eq__"}, "<": {"__lt__"}, "<=": {"__le__"}, ">": {"__gt__"}, ">=": {"__ge__"},
+	"+": {"__add__"}, "-": {"__sub__"}, "*": {"__mul__"}, "/": {"__truediv__"}, "//": {"__floordiv__"},
+	"%": {"__mod__"}, "&": {"__and__"}, "|": {"__or__"}, "^": {"__xor__"}, "<<": {"__lshift__"},
+	">>": {"__rshift__"}, "**": {"__pow__"}, "@": {"__matmul__"},
+	"+=": {"__iadd__", "__add__"}, "-=": {"__isub__", "__sub__"}, "*=": {"__imul__", "__mul__"},
+	"/=": {"__itruediv__", "__truediv__"}, "//=": {"__ifloordiv__", "__floordiv__"}, "%=": {"__imod__", "__mod__"},
+	"&=": {"__iand__", "__and__"}, "|=": {"__ior__", "__or__"}, "^=": {"__ixor__", "__xor__"},
+	"<<=": {"__ilshift__", "__lshift__"}, ">>=": {"__irshift__", "__rshift__"}, "**=": {"__ipow__", "__pow__"},
+	"@=": {"__imatmul__", "__matmul__"},
+	"~":  {"__invert__"},
+	// Handled by flow_python.go: an attribute read (a property's getter)
+	// and a call of a computed callee.
+	pyAttrToken: {"<property>"}, pyCallToken: {"<call>"},
 }
