@@ -144,6 +144,9 @@ func (g *GraphView) ShowView(v *View) {
 	}()
 }
 
+// Status returns the message shown over the graph ("" for none).
+func (g *GraphView) Status() string { return g.status }
+
 // SetStatus shows s over the graph (e.g. "Building the view…") until the
 // next view is shown.
 func (g *GraphView) SetStatus(s string) {

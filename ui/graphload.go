@@ -118,6 +118,7 @@ func (w *Workbench) rebuildView() {
 		return
 	}
 	p := w.viewParams()
+	w.viewAsked = time.Now()
 	w.viewGen++
 	gen := w.viewGen
 	if w.index.Len() <= syncViewLimit {
