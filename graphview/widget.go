@@ -509,8 +509,9 @@ type edgeObj struct {
 	segs  [][2]Point // drawn segments in layout space (dashes for dashed kinds)
 	lines []*canvas.Line
 	head  *canvas.Polygon
-	count *canvas.Text // the number of references it stands for (nil for 1)
-	mid   Point        // where the count is drawn
+	count *canvas.Text      // the number of references it stands for (nil for 1)
+	badge *canvas.Rectangle // behind count: keeps it readable over other edges
+	mid   Point             // where the count is drawn
 }
 
 type clusterObj struct {
@@ -559,6 +560,7 @@ func (r *graphRenderer) build() {
 			r.clusters = append(r.clusters, clusterObj{box, t})
 			objs = append(objs, box, t)
 		}
+		var counts []fyne.CanvasObject // drawn over every edge
 		for i, e := range lay.Edges {
 			eo := edgeObj{idx: i, segs: edgeSegments(e.Points, Dashed(e.Kind))}
 			col := EdgeColor(e.Kind)
@@ -576,10 +578,13 @@ func (r *graphRenderer) build() {
 				eo.count.TextSize = 10
 				eo.count.TextStyle = fyne.TextStyle{Bold: true}
 				eo.mid = polylineMid(e.Points)
-				objs = append(objs, eo.count)
+				eo.badge = canvas.NewRectangle(color.NRGBA{0xff, 0xff, 0xff, 0xe0})
+				eo.badge.CornerRadius = 3
+				counts = append(counts, eo.badge, eo.count)
 			}
 			r.edges = append(r.edges, eo)
 		}
+		objs = append(objs, counts...)
 		for _, n := range g.view.Nodes {
 			fill, line := NodeColors(n)
 			box := canvas.NewRectangle(fill)
@@ -689,14 +694,20 @@ func (r *graphRenderer) place(s fyne.Size) {
 			if sc >= 0.4 {
 				p := g.toScreen(eo.mid)
 				ms := eo.count.MinSize()
-				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height))
-				eo.count.Color = color.NRGBA{0x33, 0x41, 0x55, 0xff}
+				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height/2))
+				eo.badge.Move(fyne.NewPos(p.X-ms.Width/2-2, p.Y-ms.Height/2+1))
+				eo.badge.Resize(fyne.NewSize(ms.Width+4, ms.Height-2))
+				eo.count.Color = color.NRGBA{0x1e, 0x29, 0x3b, 0xff}
+				eo.badge.StrokeWidth = 0
 				if hl {
 					eo.count.Color = selectColor
+					eo.badge.StrokeColor, eo.badge.StrokeWidth = selectColor, 1
 				}
 				eo.count.Show()
+				eo.badge.Show()
 			} else {
 				eo.count.Hide()
+				eo.badge.Hide()
 			}
 		}
 		if eo.head != nil && len(e.Points) > 0 {
