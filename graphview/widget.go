@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"log/slog"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 
@@ -526,6 +527,7 @@ type graphRenderer struct {
 	statusText *canvas.Text
 	clusters   []clusterObj
 	edges      []edgeObj
+	byCount    []int // indexes of edges, heaviest first (whose count label wins)
 	nodes      []nodeObj
 	tipBox     *canvas.Rectangle
 	tipLines   [4]*canvas.Text
@@ -584,6 +586,13 @@ func (r *graphRenderer) build() {
 			}
 			r.edges = append(r.edges, eo)
 		}
+		r.byCount = make([]int, len(r.edges))
+		for i := range r.byCount {
+			r.byCount[i] = i
+		}
+		sort.SliceStable(r.byCount, func(a, b int) bool {
+			return lay.Edges[r.edges[r.byCount[a]].idx].Count > lay.Edges[r.edges[r.byCount[b]].idx].Count
+		})
 		objs = append(objs, counts...)
 		for _, n := range g.view.Nodes {
 			fill, line := NodeColors(n)
@@ -672,7 +681,19 @@ func (r *graphRenderer) place(s fyne.Size) {
 			co.label.Hide()
 		}
 	}
-	for _, eo := range r.edges {
+	// Count labels that would overlap a heavier edge's label are hidden
+	// (hubs gather many edges; a pile of numbers reads as none).
+	var labelled []fyne.Position
+	free := func(p fyne.Position) bool {
+		for _, q := range labelled {
+			if dx, dy := p.X-q.X, p.Y-q.Y; dx > -26 && dx < 26 && dy > -13 && dy < 13 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, i := range r.byCount {
+		eo := r.edges[i]
 		e := lay.Edges[eo.idx]
 		hl := g.selected != "" && (e.From == g.selected || e.To == g.selected)
 		col := EdgeColor(e.Kind)
@@ -691,8 +712,9 @@ func (r *graphRenderer) place(s fyne.Size) {
 			}
 		}
 		if eo.count != nil {
-			if sc >= 0.4 {
-				p := g.toScreen(eo.mid)
+			p := g.toScreen(eo.mid)
+			if sc >= 0.4 && (hl || free(p)) {
+				labelled = append(labelled, p)
 				ms := eo.count.MinSize()
 				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height/2))
 				eo.badge.Move(fyne.NewPos(p.X-ms.Width/2-2, p.Y-ms.Height/2+1))

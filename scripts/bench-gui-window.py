@@ -3,12 +3,12 @@
 through the automation file (CODELOOM_AUTOMATION) and xdotool.
 
 Usage: bench-gui-window.py BIN PROJECT [--shot FILE] [--runs N] [--display :N]
-                           [--profile FILE] [--no-copy]
+                           [--profile FILE] [--no-copy] [--no-warm]
 
 --display uses a running X server instead of starting Xvfb; --profile writes
 a CPU profile of the app's first 20 s in the last run (CODELOOM_CPUPROFILE);
 --no-copy opens PROJECT itself (it must be a scratch copy: the app writes
-.codeloom/ into it).
+.codeloom/ into it); --no-warm skips the warming run (the cache is warm).
 
 The project is copied to a temporary folder and opened once to warm its
 graph cache; then each run launches the app and reports:
@@ -35,6 +35,9 @@ def main():
         i = args.index("--profile"); profile = os.path.abspath(args[i + 1]); del args[i:i + 2]
     if "--no-copy" in args:
         args.remove("--no-copy"); copy = False
+    warm = True
+    if "--no-warm" in args:  # the graph cache is warm already (e.g. codeloom index ran)
+        args.remove("--no-warm"); warm = False
     if "--shot" in args:
         i = args.index("--shot"); shot = args[i + 1]; del args[i:i + 2]
     if "--runs" in args:
@@ -47,7 +50,7 @@ def main():
     else:
         proj = os.path.abspath(src)
     if display:
-        run_all(binary, proj, display, tmp, shot, runs, profile)
+        run_all(binary, proj, display, tmp, shot, runs, profile, warm)
         return
     # Xvfb with a display it picks itself.
     r, w = os.pipe()
@@ -65,16 +68,16 @@ def main():
         sys.exit("bench-gui-window: Xvfb did not start")
     disp = ":" + got.decode().strip()
     try:
-        run_all(binary, proj, disp, tmp, shot, runs, profile)
+        run_all(binary, proj, disp, tmp, shot, runs, profile, warm)
     finally:
         xvfb.send_signal(signal.SIGTERM)
         xvfb.wait()
 
-def run_all(binary, proj, disp, tmp, shot, runs, profile):
+def run_all(binary, proj, disp, tmp, shot, runs, profile, warm=True):
     env = dict(os.environ, DISPLAY=disp, FYNE_SCALE="1", LANG="C.UTF-8",
                XDG_CONFIG_HOME=os.path.join(tmp, "config"), XDG_DATA_HOME=os.path.join(tmp, "data"))
     try:
-        for run in range(runs + 1):  # run 0 warms the graph cache
+        for run in range(0 if warm else 1, runs + 1):  # run 0 warms the graph cache
             e = env
             if profile and run == runs:
                 e = dict(env, CODELOOM_CPUPROFILE=profile)
@@ -121,7 +124,7 @@ def one(binary, proj, env, tmp, shot, warm):
     try:
         first, s = None, None
         last_mtime, gap = None, 0.0
-        deadline = t0 + (600 if warm else 120)
+        deadline = t0 + (600 if warm else float(os.environ.get("BENCH_DEADLINE", "120")))
         while time.time() < deadline:
             s = read(state)
             try:
