@@ -166,6 +166,11 @@ def one(binary, proj, env, tmp, shot, warm):
                    fallback=s.get("layout_fallback", False), median_node_px=round(statistics.median(hs), 1),
                    view=s["view_title"])
         if shot:
+            # The side tree follows the first graph: wait for it (30 s at most).
+            end = time.time() + 30
+            while time.time() < end and "tree_built" not in ((read(state) or {}).get("timings_ms") or {"tree_built": 0}):
+                time.sleep(0.2)
+            time.sleep(0.5)
             subprocess.run(["import", "-window", "root", shot], env=env, check=False)
         # Click the visible node nearest the graph's centre; time until its code shows.
         g = s["graph"]

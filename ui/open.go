@@ -132,6 +132,7 @@ func (w *Workbench) load(ctx context.Context, abs string, gen int, filter graphv
 	g := p.Graph()
 	ix := graphview.NewIndex(g)
 	first := viewParams{ix: ix, mode: modeOverview, expanded: map[string]bool{}, folders: map[string]bool{}, filter: filter}.build()
+	w.layouter.Prepare(first)
 	w.timeline.mark("overview_built")
 	slog.Info("graph prepared", "root", abs, "open", opened, "index_and_overview", time.Since(start)-opened,
 		"overview_nodes", len(first.Nodes), "overview_edges", len(first.Edges))
