@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 BASE="$1"; shift
 RUNS="${RUNS:-2}"
 TMP=$(mktemp -d /tmp/codeloom-bench-cmp.XXXXXX)
-trap 'git worktree remove --force "$TMP/base" >/dev/null 2>&1 || true; rm -rf "$TMP"' EXIT
-git worktree add --detach "$TMP/base" "$BASE" >/dev/null 2>&1
+trap 'rm -rf "$TMP"' EXIT
+mkdir "$TMP/base"
+git archive "$BASE" | tar -x -C "$TMP/base"
 (cd "$TMP/base" && go build -o "$TMP/codeloom-base" .)
 go build -o "$TMP/codeloom-new" .
 DISP=""
