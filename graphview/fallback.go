@@ -3,6 +3,8 @@ package graphview
 import (
 	"math"
 	"sort"
+
+	"codeloom/app/codegraph"
 )
 
 // Limits beyond which a view is not given to Graphviz: its layout time grows
@@ -17,7 +19,11 @@ const (
 // nodes of each cluster in a block of columns, the blocks in rows, edges as
 // straight lines. It is the fallback when a view is too big for Graphviz or
 // Graphviz runs past its time budget.
-func GridLayout(v *View) *Layout {
+func GridLayout(v *View) *Layout { return gridLayout(v, true) }
+
+// gridLayout is GridLayout; ordered false keeps the view's node order in
+// every block (tests compare the two).
+func gridLayout(v *View, ordered bool) *Layout {
 	const (
 		gapX, gapY = 28.0, 12.0 // between nodes, points
 		pad        = 14.0       // inside a cluster frame
@@ -40,6 +46,10 @@ func GridLayout(v *View) *Layout {
 		total += (nodeWidth(n.Label)*72 + gapX) * (h + gapY)
 	}
 	rowWidth := math.Max(400, math.Sqrt(total*1.3)) // a landscape drawing
+	var pos map[string]Point
+	if ordered {
+		pos = embed(v)
+	}
 	x, y, rowH := 0.0, 0.0, 0.0
 	for _, c := range order {
 		nodes := groups[c]
@@ -50,6 +60,11 @@ func GridLayout(v *View) *Layout {
 		}
 		avgW /= float64(len(nodes))
 		perCol := max(1, int(math.Ceil(math.Sqrt(float64(len(nodes))*avgW/(1.3*(h+gapY))))))
+		if ordered && summaryBlock(nodes) {
+			// Connected nodes in neighbouring cells: short edges, few crossings.
+			nodes = gridOrder(nodes, pos, perCol)
+			nodes = refineOrder(nodes, v.Edges, perCol, avgW, h+gapY)
+		}
 		// Column widths.
 		var cols [][]ViewNode
 		for i := 0; i < len(nodes); i += perCol {
@@ -107,6 +122,20 @@ func GridLayout(v *View) *Layout {
 		lay.Edges = append(lay.Edges, EdgePath{From: e.From, To: e.To, Kind: e.Kind, Count: e.Count, Points: []Point{p0, mid}, Tip: &tip})
 	}
 	return lay
+}
+
+// summaryBlock reports whether a grid block holds only summary items
+// (folders, files, groups, packages), whose order carries no meaning; an
+// expanded file's definitions stay right after it.
+func summaryBlock(nodes []ViewNode) bool {
+	for _, n := range nodes {
+		switch n.Kind {
+		case KindFolder, KindGroup, codegraph.KindFile, codegraph.KindPackage:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // boxExit is where the segment from a's centre to b's centre leaves a's box.

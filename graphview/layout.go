@@ -258,6 +258,19 @@ func (l *Layouter) Layout(ctx context.Context, v *View) (*Layout, error) {
 	}
 }
 
+// Prepare lays out and caches a view whose layout is computed in Go
+// (symbol and grid views), so that GraphView.ShowView then draws it at
+// once instead of laying it out on another goroutine and coming back; a
+// Graphviz view is left alone. Safe to call from any goroutine.
+func (l *Layouter) Prepare(v *View) {
+	if v == nil || (v.Layout != LayoutSymbol && v.Layout != LayoutGrid) {
+		return
+	}
+	if _, err := l.Layout(context.Background(), v); err != nil {
+		slog.Warn("layout", "view", v.Title, "err", err)
+	}
+}
+
 // graphviz lays v out with the engine.
 func (l *Layouter) graphviz(ctx context.Context, v *View, key string) (*Layout, error) {
 	dot, ids := DOT(v)

@@ -16,6 +16,9 @@ const (
 	DefaultNodeBudget = 60
 	// DefaultEdgeBudget is the number of edges a view keeps (the heaviest).
 	DefaultEdgeBudget = 150
+	// OverviewEdgeBudget is the edges a folder summary keeps: a summary's
+	// nodes are far apart, so each edge costs more room than in a focus view.
+	OverviewEdgeBudget = 90
 	// minOpenCap is how many items an opened folder shows at least, even
 	// when the view is already at its node budget.
 	minOpenCap = 12
@@ -368,7 +371,20 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 		}
 		return rep[ix.fileOf[id]]
 	}
-	v.Edges, v.HiddenEdges = ix.countedEdges(visible, represent, opts.Filter, edgeBudget(opts.EdgeBudget))
+	eb := opts.EdgeBudget
+	if eb <= 0 {
+		eb = OverviewEdgeBudget
+	}
+	// The "+k more" nodes stand for what was left out: their references
+	// (often the most, as they gather the most files) would turn them into
+	// hubs that every other edge crosses, so they get none.
+	drawn := func(id string) string {
+		if r := represent(id); !strings.HasPrefix(r, "rest:") {
+			return r
+		}
+		return ""
+	}
+	v.Edges, v.HiddenEdges = ix.countedEdges(visible, drawn, opts.Filter, eb)
 	return v
 }
 

@@ -119,14 +119,17 @@ type Index struct {
 
 // NewIndex indexes src.
 func NewIndex(src Source) *Index {
+	nodes := src.Nodes()
+	// Sized up front: growing maps of 100,000 keys rehashes them repeatedly.
 	ix := &Index{
-		nodes:    map[string]*codegraph.Node{},
-		out:      map[string][]codegraph.Edge{},
-		in:       map[string][]codegraph.Edge{},
+		nodes:    make(map[string]*codegraph.Node, len(nodes)),
+		out:      make(map[string][]codegraph.Edge, len(nodes)),
+		in:       make(map[string][]codegraph.Edge, len(nodes)),
 		children: map[string][]string{},
-		fileOf:   map[string]string{},
+		fileOf:   make(map[string]string, len(nodes)),
+		order:    make([]*codegraph.Node, 0, len(nodes)),
 	}
-	for _, n := range src.Nodes() {
+	for _, n := range nodes {
 		if n == nil {
 			continue
 		}

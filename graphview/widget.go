@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"log/slog"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 
@@ -143,6 +144,9 @@ func (g *GraphView) ShowView(v *View) {
 		})
 	}()
 }
+
+// Status returns the message shown over the graph ("" for none).
+func (g *GraphView) Status() string { return g.status }
 
 // SetStatus shows s over the graph (e.g. "Building the view…") until the
 // next view is shown.
@@ -506,8 +510,9 @@ type edgeObj struct {
 	segs  [][2]Point // drawn segments in layout space (dashes for dashed kinds)
 	lines []*canvas.Line
 	head  *canvas.Polygon
-	count *canvas.Text // the number of references it stands for (nil for 1)
-	mid   Point        // where the count is drawn
+	count *canvas.Text      // the number of references it stands for (nil for 1)
+	badge *canvas.Rectangle // behind count: keeps it readable over other edges
+	mid   Point             // where the count is drawn
 }
 
 type clusterObj struct {
@@ -522,6 +527,7 @@ type graphRenderer struct {
 	statusText *canvas.Text
 	clusters   []clusterObj
 	edges      []edgeObj
+	byCount    []int // indexes of edges, heaviest first (whose count label wins)
 	nodes      []nodeObj
 	tipBox     *canvas.Rectangle
 	tipLines   [4]*canvas.Text
@@ -556,6 +562,7 @@ func (r *graphRenderer) build() {
 			r.clusters = append(r.clusters, clusterObj{box, t})
 			objs = append(objs, box, t)
 		}
+		var counts []fyne.CanvasObject // drawn over every edge
 		for i, e := range lay.Edges {
 			eo := edgeObj{idx: i, segs: edgeSegments(e.Points, Dashed(e.Kind))}
 			col := EdgeColor(e.Kind)
@@ -573,10 +580,20 @@ func (r *graphRenderer) build() {
 				eo.count.TextSize = 10
 				eo.count.TextStyle = fyne.TextStyle{Bold: true}
 				eo.mid = polylineMid(e.Points)
-				objs = append(objs, eo.count)
+				eo.badge = canvas.NewRectangle(color.NRGBA{0xff, 0xff, 0xff, 0xe0})
+				eo.badge.CornerRadius = 3
+				counts = append(counts, eo.badge, eo.count)
 			}
 			r.edges = append(r.edges, eo)
 		}
+		r.byCount = make([]int, len(r.edges))
+		for i := range r.byCount {
+			r.byCount[i] = i
+		}
+		sort.SliceStable(r.byCount, func(a, b int) bool {
+			return lay.Edges[r.edges[r.byCount[a]].idx].Count > lay.Edges[r.edges[r.byCount[b]].idx].Count
+		})
+		objs = append(objs, counts...)
 		for _, n := range g.view.Nodes {
 			fill, line := NodeColors(n)
 			box := canvas.NewRectangle(fill)
@@ -664,7 +681,19 @@ func (r *graphRenderer) place(s fyne.Size) {
 			co.label.Hide()
 		}
 	}
-	for _, eo := range r.edges {
+	// Count labels that would overlap a heavier edge's label are hidden
+	// (hubs gather many edges; a pile of numbers reads as none).
+	var labelled []fyne.Position
+	free := func(p fyne.Position) bool {
+		for _, q := range labelled {
+			if dx, dy := p.X-q.X, p.Y-q.Y; dx > -26 && dx < 26 && dy > -13 && dy < 13 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, i := range r.byCount {
+		eo := r.edges[i]
 		e := lay.Edges[eo.idx]
 		hl := g.selected != "" && (e.From == g.selected || e.To == g.selected)
 		col := EdgeColor(e.Kind)
@@ -683,17 +712,24 @@ func (r *graphRenderer) place(s fyne.Size) {
 			}
 		}
 		if eo.count != nil {
-			if sc >= 0.4 {
-				p := g.toScreen(eo.mid)
+			p := g.toScreen(eo.mid)
+			if sc >= 0.4 && (hl || free(p)) {
+				labelled = append(labelled, p)
 				ms := eo.count.MinSize()
-				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height))
-				eo.count.Color = color.NRGBA{0x33, 0x41, 0x55, 0xff}
+				eo.count.Move(fyne.NewPos(p.X-ms.Width/2, p.Y-ms.Height/2))
+				eo.badge.Move(fyne.NewPos(p.X-ms.Width/2-2, p.Y-ms.Height/2+1))
+				eo.badge.Resize(fyne.NewSize(ms.Width+4, ms.Height-2))
+				eo.count.Color = color.NRGBA{0x1e, 0x29, 0x3b, 0xff}
+				eo.badge.StrokeWidth = 0
 				if hl {
 					eo.count.Color = selectColor
+					eo.badge.StrokeColor, eo.badge.StrokeWidth = selectColor, 1
 				}
 				eo.count.Show()
+				eo.badge.Show()
 			} else {
 				eo.count.Hide()
+				eo.badge.Hide()
 			}
 		}
 		if eo.head != nil && len(e.Points) > 0 {

@@ -2,31 +2,56 @@
 """Measure the real CodeLoom window on a project under Xvfb, from outside,
 through the automation file (CODELOOM_AUTOMATION) and xdotool.
 
-Usage: bench-gui-window.py BIN PROJECT [--shot FILE] [--runs N]
+Usage: bench-gui-window.py BIN PROJECT [--shot FILE] [--runs N] [--display :N]
+                           [--profile FILE] [--no-copy] [--no-warm]
+
+--display uses a running X server instead of starting Xvfb; --profile writes
+a CPU profile of the app's first 20 s in the last run (CODELOOM_CPUPROFILE);
+--no-copy opens PROJECT itself (it must be a scratch copy: the app writes
+.codeloom/ into it); --no-warm skips the warming run (the cache is warm).
 
 The project is copied to a temporary folder and opened once to warm its
 graph cache; then each run launches the app and reports:
   first_graph_s   launch -> the automation file first lists drawn nodes
+  first_graph_cpu_s  the app's CPU time (user+system, from /proc) when the
+                  file first listed nodes: on a loaded machine a steadier
+                  measure of the work done than the wall clock
   nodes, edges    of the first view (edges hidden by the budget in brackets)
   median_node_px  median on-screen height of the drawn nodes
   stall_ms        the longest UI-goroutine stall the app's watchdog saw
   gap_ms          the longest gap between two rewrites of the automation file
                   (seen from outside; the file is rewritten every 0.5 s)
   click_code_s    a click on a node -> the code pane shows that node
+  rss_peak_mb     the app's peak resident memory (VmHWM) at the end of the run
 """
 import json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 def main():
     args = sys.argv[1:]
-    shot, runs = None, 1
+    shot, runs, display, profile, copy = None, 1, None, None, True
+    if "--display" in args:
+        i = args.index("--display"); display = args[i + 1]; del args[i:i + 2]
+    if "--profile" in args:
+        i = args.index("--profile"); profile = os.path.abspath(args[i + 1]); del args[i:i + 2]
+    if "--no-copy" in args:
+        args.remove("--no-copy"); copy = False
+    warm = True
+    if "--no-warm" in args:  # the graph cache is warm already (e.g. codeloom index ran)
+        args.remove("--no-warm"); warm = False
     if "--shot" in args:
         i = args.index("--shot"); shot = args[i + 1]; del args[i:i + 2]
     if "--runs" in args:
         i = args.index("--runs"); runs = int(args[i + 1]); del args[i:i + 2]
     binary, src = os.path.abspath(args[0]), args[1]
     tmp = tempfile.mkdtemp(prefix="codeloom-bench-")
-    proj = os.path.join(tmp, os.path.basename(src.rstrip("/")) or "project")
-    shutil.copytree(src, proj, symlinks=True, ignore=shutil.ignore_patterns(".codeloom", "__pycache__"))
+    if copy:
+        proj = os.path.join(tmp, os.path.basename(src.rstrip("/")) or "project")
+        shutil.copytree(src, proj, symlinks=True, ignore=shutil.ignore_patterns(".codeloom", "__pycache__"))
+    else:
+        proj = os.path.abspath(src)
+    if display:
+        run_all(binary, proj, display, tmp, shot, runs, profile, warm)
+        return
     # Xvfb with a display it picks itself.
     r, w = os.pipe()
     xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
@@ -42,17 +67,43 @@ def main():
     if not got.strip():
         sys.exit("bench-gui-window: Xvfb did not start")
     disp = ":" + got.decode().strip()
-    env = dict(os.environ, DISPLAY=disp, FYNE_SCALE="1", LANG="C.UTF-8",
-               XDG_CONFIG_HOME=os.path.join(tmp, "config"), XDG_DATA_HOME=os.path.join(tmp, "data"))
     try:
-        for run in range(runs + 1):  # run 0 warms the graph cache
-            r = one(binary, proj, env, tmp, shot if run == runs else None, warm=(run == 0))
-            if run > 0:
-                print(json.dumps(r))
+        run_all(binary, proj, disp, tmp, shot, runs, profile, warm)
     finally:
         xvfb.send_signal(signal.SIGTERM)
         xvfb.wait()
+
+def run_all(binary, proj, disp, tmp, shot, runs, profile, warm=True):
+    env = dict(os.environ, DISPLAY=disp, FYNE_SCALE="1", LANG="C.UTF-8",
+               XDG_CONFIG_HOME=os.path.join(tmp, "config"), XDG_DATA_HOME=os.path.join(tmp, "data"))
+    try:
+        for run in range(0 if warm else 1, runs + 1):  # run 0 warms the graph cache
+            e = env
+            if profile and run == runs:
+                e = dict(env, CODELOOM_CPUPROFILE=profile)
+            r = one(binary, proj, e, tmp, shot if run == runs else None, warm=(run == 0))
+            if run > 0 or r.get("error"):
+                print(json.dumps(r), flush=True)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+def cpu_s(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return round((int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, IndexError, ValueError):
+        return None
+
+def peak_rss_mb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return None
 
 def read(state):
     try:
@@ -73,7 +124,7 @@ def one(binary, proj, env, tmp, shot, warm):
     try:
         first, s = None, None
         last_mtime, gap = None, 0.0
-        deadline = t0 + (600 if warm else 120)
+        deadline = t0 + (600 if warm else float(os.environ.get("BENCH_DEADLINE", "120")))
         while time.time() < deadline:
             s = read(state)
             try:
@@ -88,6 +139,7 @@ def one(binary, proj, env, tmp, shot, warm):
                 return res
             if s and s.get("nodes") and not s.get("indexing"):
                 first = time.time() - t0
+                first_cpu = cpu_s(app.pid)
                 break
             time.sleep(0.02)
         if first is None:
@@ -96,6 +148,7 @@ def one(binary, proj, env, tmp, shot, warm):
         if warm:
             return res
         res["first_graph_s"] = round(first, 2)
+        res["first_graph_cpu_s"] = first_cpu
         # Settle for 3 s, watching the rewrite gaps.
         end = time.time() + 3
         while time.time() < end:
@@ -113,6 +166,11 @@ def one(binary, proj, env, tmp, shot, warm):
                    fallback=s.get("layout_fallback", False), median_node_px=round(statistics.median(hs), 1),
                    view=s["view_title"])
         if shot:
+            # The side tree follows the first graph: wait for it (30 s at most).
+            end = time.time() + 30
+            while time.time() < end and "tree_built" not in ((read(state) or {}).get("timings_ms") or {"tree_built": 0}):
+                time.sleep(0.2)
+            time.sleep(0.5)
             subprocess.run(["import", "-window", "root", shot], env=env, check=False)
         # Click the visible node nearest the graph's centre; time until its code shows.
         g = s["graph"]
@@ -137,6 +195,12 @@ def one(binary, proj, env, tmp, shot, warm):
         res["stall_ms"] = s.get("stall_max_ms")
         res["stall_in"] = s.get("stall_what", "")
         res["gap_ms"] = round(gap * 1000)
+        res["rss_peak_mb"] = peak_rss_mb(app.pid)
+        if s.get("timings_ms"):
+            res["timings_ms"] = s["timings_ms"]
+        if s.get("cpu_ms"):
+            res["cpu_ms"] = s["cpu_ms"]
+
         return res
     finally:
         app.terminate()

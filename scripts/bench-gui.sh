@@ -23,10 +23,16 @@ rm -f "$OUT"
 # The real window (issue 12): first graph, stalls, node size and click → code
 # on a copy of a real library, measured from outside through the automation
 # file under Xvfb. Needs the built binary (make bench builds bin/codeloom),
-# Xvfb, xdotool and ImageMagick; set BENCH_GUI_PROJECT to measure another tree.
+# Xvfb, xdotool and ImageMagick; set BENCH_GUI_PROJECT to measure another tree
+# and BENCH_GUI_BASE=COMMIT for before/after figures of the same run.
 if [ -x bin/codeloom ] && command -v Xvfb >/dev/null && command -v xdotool >/dev/null; then
 	P="${BENCH_GUI_PROJECT:-/usr/lib/python3.11}"
-	if [ -d "$P" ]; then
+	if [ -d "$P" ] && [ -n "${BENCH_GUI_BASE:-}" ]; then
+		# Before/after in one run: BENCH_GUI_BASE is the commit to compare with.
+		echo
+		echo "real window on $P, $BENCH_GUI_BASE (base) vs the work tree (new), alternating:"
+		RUNS="${BENCH_GUI_RUNS:-2}" sh scripts/bench-gui-compare.sh "$BENCH_GUI_BASE" "$P"
+	elif [ -d "$P" ]; then
 		echo
 		echo "real window on $P (warm graph cache; one JSON line per run):"
 		python3 scripts/bench-gui-window.py bin/codeloom "$P" --runs 2

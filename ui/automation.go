@@ -40,13 +40,23 @@ type AutomationState struct {
 	// StallMaxMs is the longest time the UI goroutine did not answer the
 	// watchdog (ms), StallWhat what it was running then, Stalls how many
 	// blocks passed 100 ms.
-	StallMaxMs  float64         `json:"stall_max_ms"`
-	StallWhat   string          `json:"stall_what,omitempty"`
-	Stalls      int             `json:"stalls"`
-	HiddenEdges int             `json:"hidden_edges"`    // edges the view's budget left out
-	Fallback    bool            `json:"layout_fallback"` // the grid layout stood in for Graphviz
-	References  int             `json:"references"`      // lines in the references panel
-	Extra       json.RawMessage `json:"extra,omitempty"`
+	StallMaxMs  float64 `json:"stall_max_ms"`
+	StallWhat   string  `json:"stall_what,omitempty"`
+	Stalls      int     `json:"stalls"`
+	HiddenEdges int     `json:"hidden_edges"`    // edges the view's budget left out
+	Fallback    bool    `json:"layout_fallback"` // the grid layout stood in for Graphviz
+	References  int     `json:"references"`      // lines in the references panel
+	// Timings is when the steps of the last open happened, in ms since the
+	// process started: workbench, window_built, open_called, store_opened,
+	// indexed, overview_built, graph_drawn (the first view with nodes drawn).
+	Timings map[string]float64 `json:"timings_ms,omitempty"`
+	// CPUTimings is the process's CPU time (user+system, ms) at those steps.
+	CPUTimings map[string]float64 `json:"cpu_ms,omitempty"`
+	// PeakRSSMB is the process's peak resident memory (MiB).
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// LayoutMs is how long the view shown took to build and lay out (ms).
+	LayoutMs float64         `json:"layout_ms"`
+	Extra    json.RawMessage `json:"extra,omitempty"`
 }
 
 // AutoBox is a rectangle in window coordinates.
@@ -97,6 +107,9 @@ func (w *Workbench) State() AutomationState {
 		s.References = len(w.refs.refs)
 	}
 	s.Extra = w.workflowExtra(box)
+	s.Timings, s.CPUTimings = w.timeline.snapshot()
+	s.PeakRSSMB = peakRSSMB()
+	s.LayoutMs = float64(w.viewTook.Microseconds()) / 1000
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
 	if v, lay := w.graph.View(), w.graph.CurrentLayout(); v != nil && lay != nil {

@@ -118,6 +118,7 @@ func (w *Workbench) rebuildView() {
 		return
 	}
 	p := w.viewParams()
+	w.viewAsked = time.Now()
 	w.viewGen++
 	gen := w.viewGen
 	if w.index.Len() <= syncViewLimit {
@@ -125,8 +126,10 @@ func (w *Workbench) rebuildView() {
 		return
 	}
 	w.graph.SetStatus(fmt.Sprintf("Building the view of %d nodes…", w.index.Len()))
+	layouter := w.layouter
 	go func() {
 		v := p.build()
+		layouter.Prepare(v) // drawn at once when it comes back
 		w.do(func() {
 			if w.viewGen == gen && w.index == p.ix {
 				w.showBuilt(v)

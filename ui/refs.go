@@ -58,6 +58,16 @@ func refLine(ref graphview.Reference) string {
 }
 
 // show lists the references of node id.
+// clear empties the panel (another project was opened).
+func (r *refsPanel) clear() {
+	if r == nil {
+		return
+	}
+	r.refs = nil
+	r.title.SetText("References")
+	r.list.Refresh()
+}
+
 func (r *refsPanel) show(ix *graphview.Index, id string) {
 	if r == nil || ix == nil {
 		return

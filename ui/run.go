@@ -56,7 +56,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	a := app.NewWithID(AppID)
 	a.SetIcon(Icon())
 	a.Settings().SetTheme(newLightTheme())
-	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs, LoadModel: opts.LoadModel, Engine: opts.Engine})
+	w, err := NewWorkbench(a, Options{Automation: opts.Automation, NativeDialogs: opts.NativeDialogs, LoadModel: opts.LoadModel, Engine: opts.Engine, Dir: opts.Dir})
 	if err != nil {
 		return fmt.Errorf("open window: %w", err)
 	}
@@ -76,10 +76,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 		case <-stop:
 		}
 	}()
-	w.Window().Show()
-	if opts.Dir != "" {
-		w.OpenProject(opts.Dir)
-	}
+	w.Window().Show() // opts.Dir is already indexing (NewWorkbench started it)
 	if opts.ModelPath != "" {
 		w.LoadModel(opts.ModelPath)
 	}

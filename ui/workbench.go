@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +59,9 @@ type Options struct {
 	LoadModel ModelLoader
 	// ModelPath is loaded at start when set (CODELOOM_MODEL).
 	ModelPath string
+	// Dir, when set, is opened at once: it starts indexing before the
+	// window is built.
+	Dir string
 }
 
 // ModelLoader loads a model file, reporting progress 0…1. The returned
@@ -118,6 +120,7 @@ type Workbench struct {
 	folders  map[string]bool // expanded folder nodes of the overview
 	focusID  string
 	filter   graphview.Filter
+	openGen  int // bumped per project open: a late result of an older open is dropped
 	graphGen int // bumped per graph snapshot handed to a background preparation
 	viewGen  int // bumped per view rebuild: a view built late for an older one is dropped
 	codeGen  int // bumped per file opened: a highlighting done late for an older one is dropped
@@ -130,12 +133,17 @@ type Workbench struct {
 	indexing    bool
 	lastErr     string
 	opened      int             // projects opened so far (tests wait on it)
+	stopProfile func()          // ends the launch CPU profile (CODELOOM_CPUPROFILE)
+	timeline    *timeline       // when the steps of the last open happened
+	viewAsked   time.Time       // when the view being built or laid out was asked for
+	viewTook    time.Duration   // how long the view shown took from asking to drawing
 	newProject  *newProjectForm // the open New project dialog (nil: none)
 }
 
 // NewWorkbench builds the main window in app a.
 func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
-	w := &Workbench{app: a, opts: opts, uiDo: fyne.Do, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
+	stopProfile := startProfileFromEnv()
+	w := &Workbench{stopProfile: stopProfile, timeline: newTimeline(), app: a, opts: opts, uiDo: fyne.Do, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
 	if opts.Engine != nil {
 		w.model = "scripted"
 	}
@@ -154,10 +162,26 @@ func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
 		w.layouter = graphview.NewLayouter(eng)
 	}
 	w.filter = graphview.Filter{HideNodes: map[codegraph.Kind]bool{}, HideEdges: map[codegraph.EdgeKind]bool{}}
+	w.timeline.mark("workbench")
+	// The project starts indexing now, while the window is built and shown.
+	early := ""
+	if opts.Dir != "" {
+		abs, err := checkFolder(opts.Dir)
+		if err == nil {
+			early = abs
+			w.launchOpen(abs)
+		} else {
+			defer w.showError("Cannot open project", err, "Choose an existing folder with File → Open Folder.")
+		}
+	}
 	w.win = a.NewWindow("CodeLoom")
 	w.build()
 	w.win.Resize(fyne.NewSize(1360, 860))
+	w.timeline.mark("window_built")
 	w.win.SetCloseIntercept(w.requestClose)
+	if early != "" {
+		w.showOpening(early)
+	}
 	return w, nil
 }
 
@@ -182,6 +206,12 @@ func (w *Workbench) build() {
 			w.setStatus("Graph layout failed: " + err.Error())
 			w.viewInfo.SetText("")
 		} else {
+			if len(v.Nodes) > 0 && !w.indexing {
+				w.timeline.mark("graph_drawn")
+			}
+			if !w.viewAsked.IsZero() {
+				w.viewTook, w.viewAsked = time.Since(w.viewAsked), time.Time{}
+			}
 			info := fmt.Sprintf("%s · %d nodes · %d edges", v.Title, len(v.Nodes), len(v.Edges))
 			if v.HiddenEdges > 0 {
 				info += fmt.Sprintf(" (+%d weaker hidden)", v.HiddenEdges)
@@ -382,122 +412,6 @@ func (w *Workbench) rememberRecent(dir string) {
 // RecentProjects lists remembered project folders, newest first.
 func (w *Workbench) RecentProjects() []string { return w.app.Preferences().StringList(prefRecent) }
 
-// OpenProject indexes dir in the background with a progress bar and shows it.
-func (w *Workbench) OpenProject(dir string) {
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		var st os.FileInfo
-		st, err = os.Stat(abs)
-		if err == nil && !st.IsDir() {
-			err = fmt.Errorf("%s is not a folder", abs)
-		}
-	}
-	if err != nil {
-		w.showError("Cannot open project", err, "Choose an existing folder with File → Open Folder.")
-		return
-	}
-	w.cancelIndexing()
-	w.closeProject()
-	ctx, cancel := context.WithCancel(context.Background())
-	w.idxMu.Lock()
-	w.cancelIndex = cancel
-	w.idxMu.Unlock()
-	w.indexing = true
-	w.lastErr = ""
-	w.win.SetTitle("CodeLoom — " + filepath.Base(abs))
-	w.progress.SetValue(0)
-	w.progressTx.SetText("Indexing…")
-	w.progBox.Show()
-	w.setStatus("Indexing " + abs)
-	w.code.Clear("Indexing…")
-	w.writeState()
-	opener, openStore := w.opts.Opener, w.opts.OpenStore
-	go func() {
-		start := time.Now()
-		store, serr := openStore(abs)
-		if serr != nil {
-			slog.Warn("project memory unavailable", "root", abs, "err", serr)
-			store = nil
-		}
-		var last time.Time
-		progress := func(done, total int) {
-			if now := time.Now(); done < total && now.Sub(last) < 50*time.Millisecond {
-				return
-			} else {
-				last = now
-			}
-			w.do(func() {
-				if total > 0 {
-					w.progress.SetValue(float64(done) / float64(total))
-				}
-				w.progressTx.SetText(fmt.Sprintf("Indexing %d/%d files", done, total))
-			})
-		}
-		p, err := opener(ctx, abs, store, progress)
-		var prep *prepared
-		var first *graphview.View
-		if err == nil && ctx.Err() == nil {
-			w.do(func() { w.progressTx.SetText("Preparing the graph…") })
-			prep = prepareGraph(p.Graph(), "")
-			first = viewParams{ix: prep.ix, mode: modeOverview, expanded: map[string]bool{}, folders: map[string]bool{}, filter: w.filterCopy()}.build()
-			go warmHighlighter(prep.g)
-			slog.Info("graph prepared", "root", abs, "index_and_tree", prep.took, "overview_nodes", len(first.Nodes), "overview_edges", len(first.Edges))
-		}
-		w.do(func() {
-			w.indexing = false
-			w.progBox.Hide()
-			if err != nil {
-				if store != nil {
-					store.Close()
-				}
-				if errors.Is(err, context.Canceled) {
-					w.setStatus("Indexing cancelled")
-					w.code.Clear("Indexing cancelled: open the folder again when you are ready")
-					w.writeState()
-					return
-				}
-				w.showError("Could not index "+abs, err, "Check that the folder is readable, then open it again.")
-				return
-			}
-			if ctx.Err() != nil { // superseded by another open
-				p.Close()
-				if store != nil {
-					store.Close()
-				}
-				return
-			}
-			w.project, w.store = p, store
-			w.rememberRecent(abs)
-			w.watch(p)
-			if serr != nil {
-				w.setStatus("Memory store unavailable (history and versions off): " + serr.Error())
-			}
-			g := prep.g
-			w.applyGraph(prep)
-			w.mode = modeOverview
-			w.expanded = map[string]bool{}
-			w.folders = map[string]bool{}
-			w.viewGen++
-			w.showBuilt(first)
-			w.code.Clear("Click a node to see its code")
-			w.panes.refresh()
-			slog.Info("project opened", "root", abs, "nodes", len(g.Nodes()), "took", time.Since(start))
-			w.setStatus(fmt.Sprintf("Indexed %s: %d nodes, %d edges in %s", filepath.Base(abs), len(g.Nodes()), len(g.Edges()), time.Since(start).Round(time.Millisecond)))
-			w.opened++
-		})
-	}()
-}
-
-func (w *Workbench) cancelIndexing() {
-	w.idxMu.Lock()
-	c := w.cancelIndex
-	w.cancelIndex = nil
-	w.idxMu.Unlock()
-	if c != nil {
-		c()
-	}
-}
-
 // watch follows changes made outside the window (another editor, git) and
 // redraws.
 func (w *Workbench) watch(p Project) {
@@ -540,26 +454,6 @@ func (w *Workbench) externalChanged(g Graph) {
 		w.setStatus("Files changed on disk: graph updated")
 	}
 	w.writeState()
-}
-
-func (w *Workbench) closeProject() {
-	if w.stopWatch != nil {
-		w.stopWatch()
-		w.stopWatch = nil
-	}
-	if w.project != nil {
-		if err := w.project.Close(); err != nil {
-			slog.Warn("close project", "err", err)
-		}
-		w.project = nil
-	}
-	if w.store != nil {
-		if err := w.store.Close(); err != nil {
-			slog.Warn("close memory store", "err", err)
-		}
-		w.store = nil
-	}
-	w.snap, w.index = nil, nil
 }
 
 // storeOrNil returns the store as the Store interface (nil when absent).
@@ -940,6 +834,7 @@ func (w *Workbench) requestClose() {
 		w.cancelIndexing()
 		w.closeProject()
 		w.panes.stopAsk()
+		w.stopProfile()
 		if w.unload != nil {
 			w.unload()
 			w.unload = nil
