@@ -197,6 +197,7 @@ func (w *Workbench) build() {
 	w.code = NewCodePane()
 	w.code.OnSave = w.save
 	w.code.Focus = func(f fyne.Focusable) { w.win.Canvas().Focus(f) }
+	w.code.do = w.do // highlighting comes back through the window's UI queue
 
 	w.treeModel = buildTree(nil, "")
 	w.tree = widget.NewTree(
@@ -265,7 +266,9 @@ func (w *Workbench) build() {
 	refSplit.Offset = 0.62
 	side := container.NewBorder(w.treeFilter, nil, nil, nil, refSplit)
 	w.splitGraph = container.NewHSplit(w.graph, w.code.Object())
-	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph, 0.55)
+	// By default the code pane fits 100 columns (codeSplitOffset); a dragged split is remembered.
+	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph,
+		codeSplitOffset(1360*float32(1-w.app.Preferences().FloatWithFallback(prefSplitMain, 0.15))))
 	w.splitCenter = container.NewVSplit(w.splitGraph, w.panes.Object())
 	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.7)
 	w.splitMain = container.NewHSplit(side, w.splitCenter)
