@@ -69,7 +69,7 @@ func (t *taskChanges) net() (diff string, summary []string) {
 		d, add, del := patch.UnifiedDiff(p, was.content, now.content, was.exists, now.exists)
 		action := patch.ActionModify
 		switch {
-		case d == "":
+		case d == "", !was.exists && !now.exists:
 			summary = append(summary, "unchanged "+p+" (changed, then put back)")
 			continue
 		case !was.exists && now.exists:
