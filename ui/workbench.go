@@ -93,7 +93,7 @@ type Workbench struct {
 	treeModel  *treeModel
 	treeFilter *widget.Entry
 	treeSync   bool // true while the tree is selected programmatically
-	search     *widget.Entry
+	search     *searchEntry
 	depth      *widget.Select
 	status     *widget.Label
 	viewInfo   *widget.Label
@@ -218,8 +218,9 @@ func (w *Workbench) build() {
 	w.treeFilter.SetPlaceHolder("Filter tree…")
 	w.treeFilter.OnChanged = func(s string) { w.refreshTree(true) }
 
-	w.search = widget.NewEntry()
-	w.search.SetPlaceHolder("Search nodes (fuzzy, Ctrl+F), Enter to jump")
+	w.search = newSearchEntry(w.suggestNodes, func(id string) { w.Focus(id); w.selectNode(id, true) }) // searchbox.go
+	w.search.do = w.do
+	w.search.SetPlaceHolder("Search nodes (fuzzy, Ctrl+F): pick a suggestion or Enter to jump")
 	w.search.OnSubmitted = w.jumpTo
 
 	w.depth = widget.NewSelect([]string{"depth 1", "depth 2", "depth 3", "depth 4"}, func(string) {
