@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -131,6 +130,7 @@ type Workbench struct {
 	lastErr     string
 	opened      int             // projects opened so far (tests wait on it)
 	newProject  *newProjectForm // the open New project dialog (nil: none)
+	filtersPop  *widget.PopUp   // the Filters pop-up last shown (legend.go)
 }
 
 // NewWorkbench builds the main window in app a.
@@ -979,46 +979,6 @@ func (w *Workbench) SetNodeKindVisible(k codegraph.Kind, on bool) {
 func (w *Workbench) SetEdgeKindVisible(k codegraph.EdgeKind, on bool) {
 	w.filter.HideEdges[k] = !on
 	w.rebuildView()
-}
-
-func (w *Workbench) showFilters(anchor fyne.CanvasObject) {
-	// The filters double as the colour legend: a swatch before each kind.
-	box := container.NewVBox(widget.NewLabelWithStyle("Nodes (colour legend)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	for _, k := range append(nodeKinds(), graphview.KindFolder) {
-		k := k
-		c := widget.NewCheck(string(k), func(on bool) { w.SetNodeKindVisible(k, on) })
-		c.Checked = !w.filter.HideNodes[k]
-		fill, line := graphview.NodeColors(graphview.ViewNode{Kind: k})
-		sw := canvas.NewRectangle(fill)
-		sw.StrokeColor, sw.StrokeWidth, sw.CornerRadius = line, 1.5, 3
-		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), sw), nil, c))
-	}
-	box.Add(widget.NewLabelWithStyle("Edges (thicker: more references; dashed: possible targets)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	for _, k := range edgeKinds() {
-		k := k
-		c := widget.NewCheck(string(k), func(on bool) { w.SetEdgeKindVisible(k, on) })
-		c.Checked = !w.filter.HideEdges[k]
-		l := canvas.NewLine(graphview.EdgeColor(k))
-		l.StrokeWidth = 2.5
-		l.Position1, l.Position2 = fyne.NewPos(0, 9), fyne.NewPos(22, 9)
-		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), container.NewWithoutLayout(l)), nil, c))
-	}
-	box.Add(widget.NewLabel("Esc closes"))
-	pop := widget.NewPopUp(box, w.win.Canvas())
-	cv := w.win.Canvas()
-	prev := cv.OnTypedKey()
-	cv.SetOnTypedKey(func(ev *fyne.KeyEvent) {
-		if ev.Name == fyne.KeyEscape {
-			pop.Hide()
-			cv.SetOnTypedKey(prev)
-			return
-		}
-		if prev != nil {
-			prev(ev)
-		}
-	})
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
-	pop.ShowAtPosition(pos)
 }
 
 func (w *Workbench) showExport(anchor fyne.CanvasObject) {
