@@ -487,4 +487,3 @@ func (p *bottomPanes) stopAsk() {
 		c()
 	}
 }
-

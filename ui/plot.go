@@ -87,10 +87,12 @@ type plotRenderer struct {
 	objs []fyne.CanvasObject
 }
 
-func (r *plotRenderer) Destroy()                     {}
-func (r *plotRenderer) MinSize() fyne.Size           { return fyne.NewSize(240, 120) }
-func (r *plotRenderer) Refresh()                     { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
-func (r *plotRenderer) Objects() []fyne.CanvasObject { return append([]fyne.CanvasObject{r.bg}, r.objs...) }
+func (r *plotRenderer) Destroy()           {}
+func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(240, 120) }
+func (r *plotRenderer) Refresh()           { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
+func (r *plotRenderer) Objects() []fyne.CanvasObject {
+	return append([]fyne.CanvasObject{r.bg}, r.objs...)
+}
 
 func (r *plotRenderer) label(s string, c color.Color, pos fyne.Position, align fyne.TextAlign) {
 	t := canvas.NewText(s, c)
