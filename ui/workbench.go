@@ -1030,10 +1030,14 @@ func (w *Workbench) exportTo(format string) {
 	d.Show()
 }
 
-// graphImage is the graph as the screen shows it (PNG export: Graphviz's
-// own PNG renderer drew curved edges as wedges and lost clusters and test
-// colours), or nil when the driver cannot capture the window.
+// graphImage is the whole graph drawn as the screen draws it, at 1.5×
+// zoom (PNG export: Graphviz's own PNG renderer drew curved edges as
+// wedges and lost clusters and test colours); a capture of the visible part
+// of the window stands in when it cannot be drawn, nil when neither works.
 func (w *Workbench) graphImage() image.Image {
+	if img := w.graph.RenderImage(1.5); img != nil {
+		return img
+	}
 	full := w.win.Canvas().Capture()
 	if full == nil {
 		return nil
