@@ -75,7 +75,13 @@ func NewCodePane() *CodePane {
 	c.area.onSave = func() { c.save() }
 	c.area.onChanged = c.changed
 	c.stack = container.NewStack(c.scroll)
-	c.editBtn = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { c.SetEditing(!c.editing) })
+	c.editBtn = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() {
+		if c.editing {
+			c.setMode(false) // View keeps unsaved edits (read-only; Save still saves them)
+		} else {
+			c.setMode(true)
+		}
+	})
 	c.saveBtn = widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), func() { c.save() })
 	c.editBtn.Disable()
 	c.saveBtn.Disable()
@@ -93,19 +99,26 @@ func (c *CodePane) Path() string { return c.path }
 // NodeID returns the node whose code is marked.
 func (c *CodePane) NodeID() string { return c.nodeID }
 
-// Dirty reports unsaved edits.
-func (c *CodePane) Dirty() bool { return c.editing && c.area.buf.text() != c.original }
+// Dirty reports unsaved edits (kept, read-only, when the user goes back
+// to View: opening another file asks first).
+func (c *CodePane) Dirty() bool { return c.path != "" && c.area.buf.text() != c.original }
+
+// Discard drops unsaved edits: the file as last loaded or saved is shown.
+func (c *CodePane) Discard() {
+	if c.area.buf.text() == c.original {
+		return
+	}
+	c.area.setText(c.original)
+	c.highlight(c.original, c.markStart, false, 0)
+	c.scrollToMark()
+	c.updateButtons()
+}
 
 // Editing reports whether the pane is in edit mode.
 func (c *CodePane) Editing() bool { return c.editing }
 
-// Text returns the file text the pane holds (the edited text while editing).
-func (c *CodePane) Text() string {
-	if c.editing {
-		return c.area.buf.text()
-	}
-	return c.original
-}
+// Text returns the file text the pane holds (with any unsaved edits).
+func (c *CodePane) Text() string { return c.area.buf.text() }
 
 // MarkedText returns the lines of the marked node.
 func (c *CodePane) MarkedText() string {
@@ -255,16 +268,18 @@ func (c *CodePane) scrollToMark() {
 }
 
 // SetEditing switches between reading and editing (same view: the text
-// keeps its highlighting and line numbers).
+// keeps its highlighting and line numbers). Leaving edit mode this way
+// drops unsaved edits (callers asked first); the View button keeps them.
 func (c *CodePane) SetEditing(on bool) {
+	if !on {
+		c.Discard()
+	}
+	c.setMode(on)
+}
+
+func (c *CodePane) setMode(on bool) {
 	if c.path == "" {
 		on = false
-	}
-	if !on && c.editing && c.area.buf.text() != c.original {
-		// Leaving edit mode without saving shows the file as it is.
-		c.area.setText(c.original)
-		c.highlight(c.original, c.markStart, false, 0)
-		c.scrollToMark()
 	}
 	c.editing = on
 	c.area.readOnly = !on
@@ -305,7 +320,7 @@ func (c *CodePane) updateButtons() {
 }
 
 func (c *CodePane) save() {
-	if !c.editing || c.path == "" || c.OnSave == nil {
+	if !c.Dirty() || c.OnSave == nil {
 		return
 	}
 	c.OnSave(c.area.buf.text())

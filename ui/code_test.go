@@ -142,3 +142,28 @@ func TestCodeAreaTakesWidthForHundredColumns(t *testing.T) {
 		t.Errorf("100 columns need %.0f px, the default pane width is %.0f", got, w)
 	}
 }
+
+func TestViewKeepsEditsAndSetEditingFalseDiscards(t *testing.T) {
+	test.NewTempApp(t)
+	c := NewCodePane()
+	c.syncHighlight = true
+	saved := ""
+	c.OnSave = func(s string) { saved = s }
+	c.ShowFile("m.py", "x = 1\n", "n", "x", 1, 1)
+	test.Tap(c.editBtn) // Edit
+	c.area.buf.moveTo(textPos{0, 5}, false)
+	c.area.TypedRune('2')
+	test.Tap(c.editBtn) // View
+	if c.Editing() || !c.Dirty() || c.Text() != "x = 12\n" {
+		t.Fatalf("after View: editing %v dirty %v text %q", c.Editing(), c.Dirty(), c.Text())
+	}
+	c.area.TypedRune('9') // read-only now
+	test.Tap(c.saveBtn)
+	if saved != "x = 12\n" {
+		t.Errorf("Save after View saved %q", saved)
+	}
+	c.SetEditing(false) // what the window does after "Discard them?"
+	if c.Dirty() || c.Text() != "x = 1\n" {
+		t.Errorf("discard left %q", c.Text())
+	}
+}
