@@ -174,6 +174,7 @@ func (c *CodePane) showPrepared(path, text, nodeID, nodeName string, start, end 
 	c.editing = false
 	c.area.readOnly = true
 	c.area.setText(text)
+	c.scroll.Show()
 	c.area.mark = [2]int{start, end}
 	if cv.spans != nil {
 		c.area.spans = placeSpans(len(c.area.buf.lines), cv)
@@ -252,6 +253,7 @@ func (c *CodePane) Clear(message string) {
 	c.markStart, c.markEnd = 0, 0
 	c.area.setText("")
 	c.area.mark = [2]int{}
+	c.scroll.Hide() // no empty gutter under the message
 	c.header.SetText(message)
 	c.SetEditing(false)
 }
