@@ -226,7 +226,10 @@ func (c *CodePane) highlight(text string, start int, window bool, delay time.Dur
 		if len(text) > maxHighlightBytes || c.hlGen.Load() != gen {
 			return
 		}
-		all := h.spans(path, text)
+		all := h.spansUntil(path, text, func() bool { return c.hlGen.Load() != gen })
+		if all == nil {
+			return // a newer text is shown
+		}
 		post(func() {
 			if c.hlGen.Load() == gen {
 				c.area.setSpans(all)

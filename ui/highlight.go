@@ -86,25 +86,32 @@ func (h *highlighter) styleFor(tt chroma.TokenType) *spanStyle {
 
 // spans highlights src (the text of filename) and returns each line's
 // styled runs; lines of plain text get none. Safe on any goroutine.
-func (h *highlighter) spans(filename, src string) [][]span {
+func (h *highlighter) spans(filename, src string) [][]span { return h.spansUntil(filename, src, nil) }
+
+// spansUntil is spans that gives up (returning nil) once stop reports true;
+// stop is asked every 512 tokens (a long file takes seconds).
+func (h *highlighter) spansUntil(filename, src string, stop func() bool) [][]span {
 	src = strings.ReplaceAll(src, "\r\n", "\n")
 	out := make([][]span, strings.Count(src, "\n")+1)
 	it, err := h.lexerFor(filename).Tokenise(nil, src)
 	if err != nil {
 		return out
 	}
-	row, col := 0, 0
+	row, col, n := 0, 0, 0
 	for tok := it(); tok != chroma.EOF; tok = it() {
+		if n++; stop != nil && n%512 == 0 && stop() {
+			return nil
+		}
 		st := h.styleFor(tok.Type)
 		plain := st.fg == nil && !st.bold && !st.italic
 		v := tok.Value
 		for v != "" && row < len(out) {
 			part, rest, nl := strings.Cut(v, "\n")
-			n := len([]rune(part))
-			if n > 0 && !plain {
-				out[row] = append(out[row], span{start: col, end: col + n, st: st})
+			k := len([]rune(part))
+			if k > 0 && !plain {
+				out[row] = append(out[row], span{start: col, end: col + k, st: st})
 			}
-			col += n
+			col += k
 			if !nl {
 				break
 			}
