@@ -125,9 +125,10 @@ func (r *plotRenderer) Layout(s fyne.Size) {
 		r.label("no metric samples for this run", plotAxis, fyne.NewPos(8, 12), fyne.TextAlignLeading)
 		return
 	}
-	maxCPU, maxRSS := 100.0, 1.0
+	maxCPU, maxRSS, peakCPU := 100.0, 1.0, 0.0
 	for _, x := range ss {
 		maxCPU = max(maxCPU, x.CPUPercent)
+		peakCPU = max(peakCPU, x.CPUPercent)
 		maxRSS = max(maxRSS, float64(x.RSS)/(1<<20))
 	}
 	end := ss[len(ss)-1].At.Seconds()
@@ -164,7 +165,7 @@ func (r *plotRenderer) Layout(s fyne.Size) {
 	r.label("CPU %", plotCPU, fyne.NewPos(4, 10), fyne.TextAlignLeading)
 	r.label("RSS MB", plotRSS, fyne.NewPos(s.Width-4, 10), fyne.TextAlignTrailing)
 	r.label("time (s)", plotAxis, fyne.NewPos(x0+w/2, s.Height-7), fyne.TextAlignCenter)
-	r.label(fmt.Sprintf("max CPU %.0f %% · peak RSS %s · %s", maxCPU, humanBytes(int64(maxRSS*(1<<20))), (time.Duration(end*float64(time.Second))).Round(time.Millisecond)),
+	r.label(fmt.Sprintf("peak CPU %.0f %% · peak RSS %s · %s", peakCPU, humanBytes(int64(maxRSS*(1<<20))), (time.Duration(end*float64(time.Second))).Round(time.Millisecond)),
 		plotAxis, fyne.NewPos(x0+w/2, 10), fyne.TextAlignCenter)
 	// Series.
 	for i := 1; i < len(ss); i++ {
