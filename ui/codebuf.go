@@ -210,10 +210,15 @@ func (b *codeBuf) insert(s, kind string) {
 	b.anchor, b.goalX = b.cur, -1
 }
 
-// newline breaks the line at the cursor, keeping the line's indentation
-// (one level more after a line ending in ':' or '{').
+// newline breaks the line at the cursor. At the end of a line it keeps
+// the line's indentation (one level more after ':' or '{'); inside a line
+// it only breaks it, so text moved down keeps its own indentation.
 func (b *codeBuf) newline() {
 	line := b.lines[b.cur.row]
+	if strings.TrimSpace(string(line[min(b.cur.col, len(line)):])) != "" && !b.hasSelection() {
+		b.insert("\n", "newline")
+		return
+	}
 	indent := 0
 	for indent < len(line) && indent < b.cur.col && (line[indent] == ' ' || line[indent] == '\t') {
 		indent++

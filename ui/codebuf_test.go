@@ -63,3 +63,20 @@ func TestCodeBufSelectionAndMoves(t *testing.T) {
 		t.Errorf("CRLF file: %q", c.text())
 	}
 }
+
+func TestNewlineInsideALineOnlyBreaksIt(t *testing.T) {
+	b := newCodeBuf("def g():\n    pass")
+	b.moveTo(textPos{0, 0}, false)
+	for _, r := range "def f():" {
+		b.insert(string(r), "type")
+	}
+	b.newline()
+	for _, r := range "    return 1" {
+		b.insert(string(r), "type")
+	}
+	b.newline()
+	b.newline()
+	if got := b.text(); got != "def f():\n    return 1\n\ndef g():\n    pass" {
+		t.Fatalf("typing above a line: %q", got)
+	}
+}
