@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/widget"
 
 	"codeloom/app/pipeline"
 )
@@ -65,13 +64,17 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 	answer := make(chan bool, 1)
 	var d *dialog.ConfirmDialog
 	fyne.DoAndWait(func() {
-		detail := widget.NewLabel(q.Detail)
-		detail.Wrapping = fyne.TextWrapWord
-		d = dialog.NewCustomConfirm(q.Title, "Yes", "No", detail, func(ok bool) { answer <- ok }, a.win)
-		if q.Detail == "" {
+		body, isDiff := questionBody(q.Detail)
+		d = dialog.NewCustomConfirm(q.Title, "Yes", "No", body, func(ok bool) { answer <- ok }, a.win)
+		switch {
+		case q.Detail == "":
 			d.Resize(fyne.NewSize(560, d.MinSize().Height)) // a bare question: no empty body
-		} else {
-			d.Resize(fyne.NewSize(560, 300))
+		case isDiff:
+			// Room for 100 columns of diff, within the window.
+			ws := a.win.Canvas().Size()
+			d.Resize(fyne.NewSize(min(max(ws.Width-80, 560), 900), min(max(ws.Height-120, 300), 640)))
+		default:
+			d.Resize(fyne.NewSize(600, 340))
 		}
 		d.Show()
 	})
@@ -87,14 +90,24 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 // errNativeCancelled reports that the user closed a native dialog.
 var errNativeCancelled = errors.New("native dialog cancelled")
 
-// pipelineApprover adapts Approver to pipeline.Approver.
-type pipelineApprover struct{ a *Approver }
+// pipelineApprover adapts Approver to pipeline.Approver; with a task it
+// adds the task's net change to its questions.
+type pipelineApprover struct {
+	a    *Approver
+	task *taskChanges
+}
 
 // Approve implements pipeline.Approver.
 func (p pipelineApprover) Approve(ctx context.Context, q pipeline.Question) (bool, error) {
+	if p.task != nil {
+		q = p.task.explain(q)
+	}
 	return p.a.Approve(ctx, Question{Title: q.Title, Detail: q.Detail})
 }
 
 // ForPipeline returns a as a pipeline.Approver, for running the pipeline
 // from the window.
-func (a *Approver) ForPipeline() pipeline.Approver { return pipelineApprover{a} }
+func (a *Approver) ForPipeline() pipeline.Approver { return pipelineApprover{a: a} }
+
+// forTask is ForPipeline for a task whose changes t follows.
+func (a *Approver) forTask(t *taskChanges) pipeline.Approver { return pipelineApprover{a: a, task: t} }

@@ -278,11 +278,12 @@ func (p *bottomPanes) runTask() {
 		return
 	}
 	proj := cgp.Codegraph()
+	task := newTaskChanges(proj.Root(), request)
 	cfg := pipeline.Config{
 		Root:      proj.Root(),
 		Engine:    w.engine,
 		ModelName: w.model,
-		Approver:  NewApprover(w.win, w.opts.NativeDialogs).ForPipeline(),
+		Approver:  NewApprover(w.win, w.opts.NativeDialogs).forTask(task),
 		Guidance:  guidanceDialog{w.win},
 		Graph:     proj,
 	}
@@ -310,6 +311,7 @@ func (p *bottomPanes) runTask() {
 		p.w.do(func() { p.answer.SetText(text); p.answerBox.ScrollToBottom() })
 	}
 	cfg.OnEvent = func(ev pipeline.Event) {
+		task.observe(ev)
 		mu.Lock()
 		log.WriteString(eventText(ev))
 		mu.Unlock()

@@ -2,8 +2,9 @@ package ui
 
 import (
 	"fmt"
-	"image/color"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -17,35 +18,9 @@ func saveShortcut() *desktop.CustomShortcut {
 	return &desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierShortcutDefault}
 }
 
-// codeEntry is a multi-line monospace editor that reports Ctrl+S.
-type codeEntry struct {
-	widget.Entry
-	onSave func()
-}
-
-func newCodeEntry() *codeEntry {
-	e := &codeEntry{}
-	e.MultiLine = true
-	e.Wrapping = fyne.TextWrapOff
-	e.TextStyle = fyne.TextStyle{Monospace: true}
-	e.ExtendBaseWidget(e)
-	return e
-}
-
-// TypedShortcut catches Ctrl+S (Cmd+S) before the entry's own shortcuts.
-func (e *codeEntry) TypedShortcut(s fyne.Shortcut) {
-	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.KeyName == fyne.KeyS && (cs.Modifier == fyne.KeyModifierControl || cs.Modifier == fyne.KeyModifierSuper) {
-		if e.onSave != nil {
-			e.onSave()
-		}
-		return
-	}
-	e.Entry.TypedShortcut(s)
-}
-
 // CodePane shows a file with syntax highlighting and line numbers, scrolled
-// to the selected node with its lines marked, and switches to an editor for
-// changes (Ctrl+S saves).
+// to the selected node with its lines marked, and edits it in place (Edit;
+// Ctrl+S saves) with the same highlighting and line numbers.
 type CodePane struct {
 	// OnSave is called with the editor's text when the user saves.
 	OnSave func(text string)
@@ -55,9 +30,9 @@ type CodePane struct {
 	header  *widget.Label
 	editBtn *widget.Button
 	saveBtn *widget.Button
-	grid    *widget.TextGrid
+	area    *codeArea
+	editor  *codeArea // the same area: it edits in place
 	scroll  *container.Scroll
-	editor  *codeEntry
 	stack   *fyne.Container
 	root    fyne.CanvasObject
 
@@ -65,30 +40,48 @@ type CodePane struct {
 	markStart, markEnd     int
 	original               string // file content as last loaded or saved
 	editing                bool
-	editorStale            bool // the editor does not hold original yet (filled on Edit)
-	gridFirst              int  // 0-based file line of the grid's first row
+
+	hl *highlighter
+	// do runs a function on the UI goroutine (fyne.Do; the window's own in
+	// tests); highlighting is computed off it and handed back through do.
+	do func(func())
+	// syncHighlight highlights on the calling goroutine (headless tests).
+	syncHighlight bool
+	hlGen         atomic.Int64 // bumped per text shown or edited: late highlighting is dropped
 }
 
-// gridWindow is the most lines the viewer holds: a text grid of a
-// 4,000-line file took seconds to build on the UI goroutine, so a long file
-// shows the lines around the node (the editor has the whole file).
-const gridWindow = 600
+// highlightDelay is how long the editor waits after a keystroke before
+// highlighting the text again.
+const highlightDelay = 150 * time.Millisecond
+
+// maxHighlightBytes is the largest file highlighted whole; longer ones get
+// the lines around the node only.
+const maxHighlightBytes = 2 << 20
+
+// firstWindow is how many lines around the node are highlighted first,
+// before the whole file (about two screens).
+const firstWindow = 120
 
 // NewCodePane builds an empty code pane.
 func NewCodePane() *CodePane {
-	c := &CodePane{}
+	c := &CodePane{hl: newHighlighter(), do: fyne.Do}
 	c.header = widget.NewLabel("Select a node to see its code")
 	c.header.Truncation = fyne.TextTruncateEllipsis
-	c.grid = widget.NewTextGrid()
-	c.grid.ShowLineNumbers = true
-	c.grid.Scroll = fyne.ScrollNone
-	c.scroll = container.NewScroll(c.grid)
-	c.editor = newCodeEntry()
-	c.editor.onSave = func() { c.save() }
-	c.editor.OnChanged = func(string) { c.updateButtons() }
-	c.editor.Hide()
-	c.stack = container.NewStack(c.scroll, c.editor)
-	c.editBtn = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { c.SetEditing(!c.editing) })
+	c.area = newCodeArea()
+	c.editor = c.area
+	c.scroll = container.NewScroll(c.area)
+	c.area.scroll = c.scroll
+	c.scroll.OnScrolled = func(fyne.Position) { c.area.Refresh() }
+	c.area.onSave = func() { c.save() }
+	c.area.onChanged = c.changed
+	c.stack = container.NewStack(c.scroll)
+	c.editBtn = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() {
+		if c.editing {
+			c.setMode(false) // View keeps unsaved edits (read-only; Save still saves them)
+		} else {
+			c.setMode(true)
+		}
+	})
 	c.saveBtn = widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), func() { c.save() })
 	c.editBtn.Disable()
 	c.saveBtn.Disable()
@@ -106,19 +99,26 @@ func (c *CodePane) Path() string { return c.path }
 // NodeID returns the node whose code is marked.
 func (c *CodePane) NodeID() string { return c.nodeID }
 
-// Dirty reports unsaved edits.
-func (c *CodePane) Dirty() bool { return c.editing && c.editor.Text != c.original }
+// Dirty reports unsaved edits (kept, read-only, when the user goes back
+// to View: opening another file asks first).
+func (c *CodePane) Dirty() bool { return c.path != "" && c.area.buf.text() != c.original }
 
-// Editing reports whether the editor is shown.
+// Discard drops unsaved edits: the file as last loaded or saved is shown.
+func (c *CodePane) Discard() {
+	if c.area.buf.text() == c.original {
+		return
+	}
+	c.area.setText(c.original)
+	c.highlight(c.original, c.markStart, false, 0)
+	c.scrollToMark()
+	c.updateButtons()
+}
+
+// Editing reports whether the pane is in edit mode.
 func (c *CodePane) Editing() bool { return c.editing }
 
-// Text returns the file text the pane holds (the editor's text while editing).
-func (c *CodePane) Text() string {
-	if c.editing {
-		return c.editor.Text
-	}
-	return c.original
-}
+// Text returns the file text the pane holds (with any unsaved edits).
+func (c *CodePane) Text() string { return c.area.buf.text() }
 
 // MarkedText returns the lines of the marked node.
 func (c *CodePane) MarkedText() string {
@@ -133,59 +133,130 @@ func (c *CodePane) MarkedText() string {
 	return strings.Join(lines[s:e], "\n")
 }
 
-// codeView is a file highlighted for the viewer: computed off the UI
-// goroutine for long files (prepareCode is safe on any goroutine).
+// codeView is what is known of a file before it is shown: the
+// highlighting of the lines around the node, computed off the UI
+// goroutine by prepareCode (the rest of the file follows in the background).
 type codeView struct {
-	rows     []widget.TextGridRow
-	first    int    // 0-based file line of the first row
-	numbered bool   // rows carry their own line numbers
-	window   string // header note when only part of the file is shown
+	first int      // 0-based line of spans[0]
+	spans [][]span // highlighting of lines first…
 }
 
-// prepareCode highlights text (at most gridWindow lines around start).
+// windowAround returns the 0-based range of lines highlighted first for a
+// node at 1-based line start.
+func windowAround(nLines, start int) (int, int) {
+	first := max(0, start-1-firstWindow/4)
+	return first, min(nLines, first+firstWindow)
+}
+
+// prepareCode highlights the lines around the node (safe on any goroutine).
 func prepareCode(path, text string, start, end int) codeView {
+	return prepareWith(newHighlighter(), path, text, start)
+}
+
+func prepareWith(h *highlighter, path, text string, start int) codeView {
 	lines := strings.Split(text, "\n")
-	if len(lines) <= gridWindow {
-		return codeView{rows: HighlightRows(path, text, start, end)}
-	}
-	first := max(0, min(start-1-gridWindow/3, len(lines)-gridWindow))
-	last := min(len(lines), first+gridWindow)
-	rows := HighlightRows(path, strings.Join(lines[first:last], "\n"), max(0, start-first), max(0, end-first))
-	return codeView{rows: numberRows(rows, first+1), first: first, numbered: true,
-		window: fmt.Sprintf(" · lines %d–%d of %d shown, Edit for all", first+1, last, len(lines))}
+	first, last := windowAround(len(lines), start)
+	return codeView{first: first, spans: h.spans(path, strings.Join(lines[first:last], "\n"))}
 }
 
 // ShowFile loads text of file path and marks lines start..end of the node
-// (0 for a whole file). Any edit in progress is dropped: callers ask first.
+// (0 for a whole file). The plain text is shown at once; the highlighting
+// follows off the UI goroutine. Any edit in progress is dropped: callers ask first.
 func (c *CodePane) ShowFile(path, text, nodeID, nodeName string, start, end int) {
-	c.showPrepared(path, text, nodeID, nodeName, start, end, prepareCode(path, text, start, end))
+	c.showPrepared(path, text, nodeID, nodeName, start, end, codeView{})
 }
 
-// showPrepared is ShowFile with the highlighting already done.
+// showPrepared is ShowFile with the highlighting of the node's lines done.
 func (c *CodePane) showPrepared(path, text, nodeID, nodeName string, start, end int, cv codeView) {
 	c.path, c.nodeID, c.nodeName = path, nodeID, nodeName
 	c.markStart, c.markEnd = start, end
 	c.original = text
-	c.gridFirst, c.grid.ShowLineNumbers, c.grid.Rows = cv.first, !cv.numbered, cv.rows
-	window := cv.window
-	c.grid.Refresh()
-	if start > 0 {
-		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)%s", path, nodeName, start, end, window))
-	} else {
-		c.header.SetText(path + window)
+	c.editing = false
+	c.area.readOnly = true
+	c.area.setText(text)
+	c.scroll.Show()
+	c.area.mark = [2]int{start, end}
+	if cv.spans != nil {
+		c.area.spans = placeSpans(len(c.area.buf.lines), cv)
 	}
-	c.editorStale = true
-	c.SetEditing(false)
+	if start > 0 {
+		c.header.SetText(fmt.Sprintf("%s — %s (lines %d–%d)", path, nodeName, start, end))
+	} else {
+		c.header.SetText(path)
+	}
+	c.editBtn.SetText("Edit")
+	c.updateButtons()
 	c.scrollToMark()
+	c.highlight(text, start, cv.spans == nil, 0)
+}
+
+// placeSpans puts a window's spans at their lines in a slice for the file.
+func placeSpans(nLines int, cv codeView) [][]span {
+	out := make([][]span, nLines)
+	for i, s := range cv.spans {
+		if cv.first+i < nLines {
+			out[cv.first+i] = s
+		}
+	}
+	return out
+}
+
+// highlight computes the spans of text off the UI goroutine (after delay)
+// and shows them if the text is still current: first the lines around
+// line start when window is set, then the whole file.
+func (c *CodePane) highlight(text string, start int, window bool, delay time.Duration) {
+	gen := c.hlGen.Add(1)
+	path, h := c.path, c.hl
+	work := func(post func(func())) {
+		if delay > 0 {
+			time.Sleep(delay)
+			if c.hlGen.Load() != gen {
+				return
+			}
+		}
+		nLines := strings.Count(text, "\n") + 1
+		if window && nLines > firstWindow {
+			cv := prepareWith(h, path, text, start)
+			post(func() {
+				if c.hlGen.Load() == gen {
+					c.area.setSpans(placeSpans(nLines, cv))
+				}
+			})
+		}
+		if len(text) > maxHighlightBytes || c.hlGen.Load() != gen {
+			return
+		}
+		all := h.spansUntil(path, text, func() bool { return c.hlGen.Load() != gen })
+		if all == nil {
+			return // a newer text is shown
+		}
+		post(func() {
+			if c.hlGen.Load() == gen {
+				c.area.setSpans(all)
+			}
+		})
+	}
+	if c.syncHighlight {
+		work(func(f func()) { f() })
+		return
+	}
+	go work(c.do)
+}
+
+// changed follows an edit: buttons, then the highlighting after a pause.
+func (c *CodePane) changed() {
+	c.updateButtons()
+	c.highlight(c.area.buf.text(), 0, false, highlightDelay)
 }
 
 // Clear empties the pane.
 func (c *CodePane) Clear(message string) {
+	c.hlGen.Add(1)
 	c.path, c.nodeID, c.nodeName, c.original = "", "", "", ""
 	c.markStart, c.markEnd = 0, 0
-	c.gridFirst, c.editorStale = 0, true
-	c.grid.Rows = nil
-	c.grid.Refresh()
+	c.area.setText("")
+	c.area.mark = [2]int{}
+	c.scroll.Hide() // no empty gutter under the message
 	c.header.SetText(message)
 	c.SetEditing(false)
 }
@@ -193,49 +264,50 @@ func (c *CodePane) Clear(message string) {
 func (c *CodePane) scrollToMark() {
 	if c.markStart <= 1 {
 		c.scroll.ScrollToTop()
+		c.area.buf.moveTo(textPos{}, false)
+		c.area.Refresh()
 		return
 	}
-	// The scroller clamps offsets to its content's current size, which is
-	// only updated at the next layout: size the content for the new text now.
-	c.scroll.Content.Resize(c.scroll.Content.MinSize().Max(c.scroll.Size()))
-	pos := c.grid.PositionForCursorLocation(max(0, c.markStart-3-c.gridFirst), 0)
-	c.scroll.ScrollToOffset(fyne.NewPos(0, pos.Y))
-	c.scroll.Refresh()
-	c.editor.CursorRow = c.markStart - 1
-	c.editor.CursorColumn = 0
+	c.area.buf.moveTo(textPos{row: c.markStart - 1}, false)
+	c.area.scrollToRow(c.markStart - 1)
 }
 
-// SetEditing switches between the highlighted view and the editor.
+// SetEditing switches between reading and editing (same view: the text
+// keeps its highlighting and line numbers). Leaving edit mode this way
+// drops unsaved edits (callers asked first); the View button keeps them.
 func (c *CodePane) SetEditing(on bool) {
+	if !on {
+		c.Discard()
+	}
+	c.setMode(on)
+}
+
+func (c *CodePane) setMode(on bool) {
 	if c.path == "" {
 		on = false
 	}
 	c.editing = on
+	c.area.readOnly = !on
 	if on {
-		if c.editorStale {
-			c.editor.SetText(c.original)
-			c.editorStale = false
-		}
-		c.scroll.Hide()
-		c.editor.Show()
 		c.editBtn.SetText("View")
-		c.editor.CursorRow = max(0, c.markStart-1)
-		c.editor.Refresh()
 		if c.Focus != nil {
-			c.Focus(c.editor)
+			c.Focus(c.area)
 		}
 	} else {
-		c.editor.Hide()
-		c.scroll.Show()
 		c.editBtn.SetText("Edit")
 	}
+	c.area.Refresh()
 	c.updateButtons()
 }
 
-// SetEditorText replaces the editor's text (switching to the editor).
+// SetEditorText replaces the edited text (switching to edit mode).
 func (c *CodePane) SetEditorText(s string) {
 	c.SetEditing(true)
-	c.editor.SetText(s)
+	c.area.buf.pushUndo("replace")
+	c.area.buf.lastKind = ""
+	c.area.buf.lines = newCodeBuf(s).lines
+	c.area.buf.moveTo(c.area.buf.cur, false)
+	c.area.edited()
 }
 
 func (c *CodePane) updateButtons() {
@@ -253,32 +325,14 @@ func (c *CodePane) updateButtons() {
 }
 
 func (c *CodePane) save() {
-	if !c.editing || c.path == "" || c.OnSave == nil {
+	if !c.Dirty() || c.OnSave == nil {
 		return
 	}
-	c.OnSave(c.editor.Text)
+	c.OnSave(c.area.buf.text())
 }
 
 // Saved records that text is now the file's content on disk.
 func (c *CodePane) Saved(text string) {
 	c.original = text
 	c.updateButtons()
-}
-
-// lineNumberStyle is the colour of line numbers drawn into a windowed grid.
-var lineNumberStyle = &widget.CustomTextGridStyle{FGColor: color.NRGBA{0x94, 0xa3, 0xb8, 0xff}, TextStyle: fyne.TextStyle{Monospace: true}}
-
-// numberRows puts line numbers, from first, in front of each row (the text
-// grid's own numbers always start at 1).
-func numberRows(rows []widget.TextGridRow, first int) []widget.TextGridRow {
-	width := len(fmt.Sprint(first + len(rows)))
-	for i := range rows {
-		num := fmt.Sprintf("%*d ", width, first+i)
-		cells := make([]widget.TextGridCell, 0, len(num)+len(rows[i].Cells))
-		for _, r := range num {
-			cells = append(cells, widget.TextGridCell{Rune: r, Style: lineNumberStyle})
-		}
-		rows[i].Cells = append(cells, rows[i].Cells...)
-	}
-	return rows
 }

@@ -3,14 +3,12 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image/color"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
@@ -488,92 +486,4 @@ func (p *bottomPanes) stopAsk() {
 	if c != nil {
 		c()
 	}
-}
-
-// ---- metrics plot ------------------------------------------------------------
-
-// MetricsPlot draws a run's CPU % (green) and RSS (blue) over time.
-type MetricsPlot struct {
-	widget.BaseWidget
-	samples []memory.Sample
-}
-
-// NewMetricsPlot returns an empty plot.
-func NewMetricsPlot() *MetricsPlot {
-	m := &MetricsPlot{}
-	m.ExtendBaseWidget(m)
-	return m
-}
-
-// SetSamples replaces the plotted samples.
-func (m *MetricsPlot) SetSamples(s []memory.Sample) {
-	m.samples = s
-	m.Refresh()
-}
-
-// CreateRenderer implements fyne.Widget.
-func (m *MetricsPlot) CreateRenderer() fyne.WidgetRenderer {
-	r := &plotRenderer{m: m, bg: canvas.NewRectangle(color.NRGBA{0xf8, 0xfa, 0xfc, 0xff})}
-	r.bg.StrokeColor = color.NRGBA{0xcb, 0xd5, 0xe1, 0xff}
-	r.bg.StrokeWidth = 1
-	r.legend = canvas.NewText("", color.NRGBA{0x47, 0x55, 0x69, 0xff})
-	r.legend.TextSize = 11
-	return r
-}
-
-type plotRenderer struct {
-	m      *MetricsPlot
-	bg     *canvas.Rectangle
-	legend *canvas.Text
-	lines  []fyne.CanvasObject
-}
-
-func (r *plotRenderer) Destroy()           {}
-func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(160, 80) }
-func (r *plotRenderer) Refresh()           { r.Layout(r.m.Size()); canvas.Refresh(r.m) }
-func (r *plotRenderer) Objects() []fyne.CanvasObject {
-	return append([]fyne.CanvasObject{r.bg, r.legend}, r.lines...)
-}
-
-func (r *plotRenderer) Layout(s fyne.Size) {
-	r.bg.Resize(s)
-	r.lines = r.lines[:0]
-	ss := r.m.samples
-	if len(ss) == 0 {
-		r.legend.Text = "no metric samples for this run"
-		r.legend.Move(fyne.NewPos(6, 4))
-		r.legend.Refresh()
-		return
-	}
-	var maxCPU float64 = 100
-	var maxRSS int64 = 1
-	for _, x := range ss {
-		maxCPU = max(maxCPU, x.CPUPercent)
-		maxRSS = max(maxRSS, x.RSS)
-	}
-	end := ss[len(ss)-1].At
-	if end <= 0 {
-		end = 1
-	}
-	const pad = 6
-	top := float32(22)
-	w, h := s.Width-2*pad, s.Height-top-pad
-	pt := func(at time.Duration, frac float64) fyne.Position {
-		return fyne.NewPos(pad+w*float32(float64(at)/float64(end)), top+h*float32(1-frac))
-	}
-	cpuCol := color.NRGBA{0x16, 0xa3, 0x4a, 0xff}
-	rssCol := color.NRGBA{0x25, 0x63, 0xeb, 0xff}
-	for i := 1; i < len(ss); i++ {
-		a, b := ss[i-1], ss[i]
-		l := canvas.NewLine(cpuCol)
-		l.StrokeWidth = 1.5
-		l.Position1, l.Position2 = pt(a.At, a.CPUPercent/maxCPU), pt(b.At, b.CPUPercent/maxCPU)
-		m := canvas.NewLine(rssCol)
-		m.StrokeWidth = 1.5
-		m.Position1, m.Position2 = pt(a.At, float64(a.RSS)/float64(maxRSS)), pt(b.At, float64(b.RSS)/float64(maxRSS))
-		r.lines = append(r.lines, l, m)
-	}
-	r.legend.Text = fmt.Sprintf("CPU %% (green, max %.0f%%)   RSS (blue, max %s)   over %s", maxCPU, humanBytes(maxRSS), end.Round(time.Millisecond))
-	r.legend.Move(fyne.NewPos(6, 4))
-	r.legend.Refresh()
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
@@ -95,7 +94,7 @@ type Workbench struct {
 	treeModel  *treeModel
 	treeFilter *widget.Entry
 	treeSync   bool // true while the tree is selected programmatically
-	search     *widget.Entry
+	search     *searchEntry
 	depth      *widget.Select
 	status     *widget.Label
 	viewInfo   *widget.Label
@@ -138,6 +137,7 @@ type Workbench struct {
 	viewAsked   time.Time       // when the view being built or laid out was asked for
 	viewTook    time.Duration   // how long the view shown took from asking to drawing
 	newProject  *newProjectForm // the open New project dialog (nil: none)
+	filtersPop  *widget.PopUp   // the Filters pop-up last shown (legend.go)
 }
 
 // NewWorkbench builds the main window in app a.
@@ -227,6 +227,7 @@ func (w *Workbench) build() {
 	w.code = NewCodePane()
 	w.code.OnSave = w.save
 	w.code.Focus = func(f fyne.Focusable) { w.win.Canvas().Focus(f) }
+	w.code.do = w.do // highlighting comes back through the window's UI queue
 
 	w.treeModel = buildTree(nil, "")
 	w.tree = widget.NewTree(
@@ -247,8 +248,9 @@ func (w *Workbench) build() {
 	w.treeFilter.SetPlaceHolder("Filter tree…")
 	w.treeFilter.OnChanged = func(s string) { w.refreshTree(true) }
 
-	w.search = widget.NewEntry()
-	w.search.SetPlaceHolder("Search nodes (fuzzy, Ctrl+F), Enter to jump")
+	w.search = newSearchEntry(w.suggestNodes, func(id string) { w.Focus(id); w.selectNode(id, true) }) // searchbox.go
+	w.search.do = w.do
+	w.search.SetPlaceHolder("Search nodes (fuzzy, Ctrl+F): pick a suggestion or Enter to jump")
 	w.search.OnSubmitted = w.jumpTo
 
 	w.depth = widget.NewSelect([]string{"depth 1", "depth 2", "depth 3", "depth 4"}, func(string) {
@@ -295,7 +297,9 @@ func (w *Workbench) build() {
 	refSplit.Offset = 0.62
 	side := container.NewBorder(w.treeFilter, nil, nil, nil, refSplit)
 	w.splitGraph = container.NewHSplit(w.graph, w.code.Object())
-	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph, 0.55)
+	// By default the code pane fits 100 columns (codeSplitOffset); a dragged split is remembered.
+	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph,
+		codeSplitOffset(1360*float32(1-w.app.Preferences().FloatWithFallback(prefSplitMain, 0.15))))
 	w.splitCenter = container.NewVSplit(w.splitGraph, w.panes.Object())
 	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.7)
 	w.splitMain = container.NewHSplit(side, w.splitCenter)
@@ -872,46 +876,6 @@ func (w *Workbench) SetEdgeKindVisible(k codegraph.EdgeKind, on bool) {
 	w.rebuildView()
 }
 
-func (w *Workbench) showFilters(anchor fyne.CanvasObject) {
-	// The filters double as the colour legend: a swatch before each kind.
-	box := container.NewVBox(widget.NewLabelWithStyle("Nodes (colour legend)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	for _, k := range append(nodeKinds(), graphview.KindFolder) {
-		k := k
-		c := widget.NewCheck(string(k), func(on bool) { w.SetNodeKindVisible(k, on) })
-		c.Checked = !w.filter.HideNodes[k]
-		fill, line := graphview.NodeColors(graphview.ViewNode{Kind: k})
-		sw := canvas.NewRectangle(fill)
-		sw.StrokeColor, sw.StrokeWidth, sw.CornerRadius = line, 1.5, 3
-		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), sw), nil, c))
-	}
-	box.Add(widget.NewLabelWithStyle("Edges (thicker: more references; dashed: possible targets)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	for _, k := range edgeKinds() {
-		k := k
-		c := widget.NewCheck(string(k), func(on bool) { w.SetEdgeKindVisible(k, on) })
-		c.Checked = !w.filter.HideEdges[k]
-		l := canvas.NewLine(graphview.EdgeColor(k))
-		l.StrokeWidth = 2.5
-		l.Position1, l.Position2 = fyne.NewPos(0, 9), fyne.NewPos(22, 9)
-		box.Add(container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(22, 14), container.NewWithoutLayout(l)), nil, c))
-	}
-	box.Add(widget.NewLabel("Esc closes"))
-	pop := widget.NewPopUp(box, w.win.Canvas())
-	cv := w.win.Canvas()
-	prev := cv.OnTypedKey()
-	cv.SetOnTypedKey(func(ev *fyne.KeyEvent) {
-		if ev.Name == fyne.KeyEscape {
-			pop.Hide()
-			cv.SetOnTypedKey(prev)
-			return
-		}
-		if prev != nil {
-			prev(ev)
-		}
-	})
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
-	pop.ShowAtPosition(pos)
-}
-
 func (w *Workbench) showExport(anchor fyne.CanvasObject) {
 	m := fyne.NewMenu("", fyne.NewMenuItem("SVG…", func() { w.exportTo("svg") }), fyne.NewMenuItem("PNG…", func() { w.exportTo("png") }))
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(anchor).Add(fyne.NewPos(0, anchor.Size().Height))
@@ -961,10 +925,14 @@ func (w *Workbench) exportTo(format string) {
 	d.Show()
 }
 
-// graphImage is the graph as the screen shows it (PNG export: Graphviz's
-// own PNG renderer drew curved edges as wedges and lost clusters and test
-// colours), or nil when the driver cannot capture the window.
+// graphImage is the whole graph drawn as the screen draws it, at 1.5×
+// zoom (PNG export: Graphviz's own PNG renderer drew curved edges as
+// wedges and lost clusters and test colours); a capture of the visible part
+// of the window stands in when it cannot be drawn, nil when neither works.
 func (w *Workbench) graphImage() image.Image {
+	if img := w.graph.RenderImage(1.5); img != nil {
+		return img
+	}
 	full := w.win.Canvas().Capture()
 	if full == nil {
 		return nil
