@@ -77,12 +77,28 @@ func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	if from == to && kind != EdgeCalls {
 		return
 	}
+	if r.seen == nil {
+		// Dropped once the file was resolved (see doneResolving): rebuild it.
+		r.seen = make(map[edgeKey]bool, len(r.edges)+8)
+		for _, e := range r.edges {
+			r.seen[edgeKey{e.From, e.To, e.Kind}] = true
+		}
+	}
 	k := edgeKey{from, to, kind}
 	if r.seen[k] {
 		return
 	}
 	r.seen[k] = true
 	r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
+}
+
+// doneResolving drops the duplicate filter of a resolved file's result: it
+// is only needed while edges are added, and was the largest per-edge cost
+// kept after a build.
+func (r *fileResult) doneResolving() {
+	if r != nil {
+		r.seen = nil
+	}
 }
 
 func (r *fileResult) unresolvedRef(path, kind, name string, line int32) {
@@ -290,7 +306,11 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	b.subs = invertBases(b.bases)
-	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
+	parallelFiles(affected, func(fb *fileBuild) {
+		b.resolveRefs(fb, fb.res, false)
+		fb.inh.doneResolving()
+		fb.res.doneResolving()
+	})
 	b.goEdges = b.goInterfaces(ordered) // iface_go.go
 	var g *Graph
 	if !structural && sameFiles {
@@ -707,7 +727,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 	g := &Graph{
 		root:     b.root,
 		nodes:    make([]*Node, 0, nNodes),
-		byID:     make(map[string]*Node, nNodes),
+		byID:     make(map[string]int32, nNodes),
 		edges:    make([]Edge, 0, nEdges),
 		byFile:   make(map[string][]*Node, len(ordered)),
 		fileNode: make(map[string]*Node, len(ordered)),
@@ -720,10 +740,12 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
 	}
 	st := &g.stats
+	var shared []sharedEdges
 	addRes := func(r *fileResult) {
 		if r == nil {
 			return
 		}
+		shared = append(shared, sharedEdges{r, len(g.edges)})
 		g.edges = append(g.edges, r.edges...)
 		st.Resolved += r.resolved
 		st.External += r.external
@@ -750,8 +772,8 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			g.byFile[fd.Path] = fb.nodes[1:]
 		}
 		for _, n := range fb.nodes {
+			g.byID[n.ID] = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)
-			g.byID[n.ID] = n
 			if n.Parent != "" {
 				g.children[n.Parent] = append(g.children[n.Parent], n)
 				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
@@ -770,9 +792,10 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 	g.edges = append(g.edges, b.requires...)
 	g.edges = append(g.edges, b.goEdges...)
 	for _, n := range b.packageNodes() {
+		g.byID[n.ID] = int32(len(g.nodes))
 		g.nodes = append(g.nodes, n)
-		g.byID[n.ID] = n
 	}
+	shareEdges(g.edges, shared)
 	// Children of Go types may come from several files: keep source order.
 	for _, fb := range ordered {
 		if fb.lang != nil && fb.lang.family == "go" {
