@@ -411,6 +411,7 @@ func parallelFiles(fbs []*fileBuild, fn func(*fileBuild)) {
 // fillFileBuild makes the nodes of one file (fb.fd set).
 func (b *builder) fillFileBuild(fb *fileBuild) {
 	fd := fb.fd
+	trimFileData(fd)
 	fb.lang, fb.key = b.langs[fd.Lang], fd.Path
 	if fb.lang != nil {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
