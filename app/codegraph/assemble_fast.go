@@ -196,8 +196,8 @@ func (st *Stats) addFile(fb *fileBuild, sign int) {
 		st.Resolved += sign * r.resolved
 		st.External += sign * r.external
 		st.Unresolved += sign * r.unresolved
-		for k, v := range r.byKind {
-			addCount(st.UnresolvedByKind, k, sign*v)
+		for _, kc := range r.byKind {
+			addCount(st.UnresolvedByKind, kc.kind, sign*kc.n)
 		}
 	}
 }

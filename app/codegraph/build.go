@@ -36,8 +36,10 @@ func nodeID(kind Kind, qual, p string, dup int) string {
 // hex16 formats v as 16 lower-case hex digits.
 func hex16(v uint64) string {
 	var b [8]byte
+	var h [16]byte
 	binary.BigEndian.PutUint64(b[:], v)
-	return hex.EncodeToString(b[:])
+	hex.Encode(h[:], b[:])
+	return string(h[:]) // one allocation (EncodeToString makes two)
 }
 
 // bindKind says what a name in a file's scope is bound to.
@@ -63,14 +65,20 @@ type fileResult struct {
 	resolved   int
 	external   int
 	unresolved int
-	byKind     map[string]int
+	byKind     []kindCount // unresolved references per kind (a few kinds: no map per file)
 	sample     []UnresolvedRef
 	bases      [][2]string // resolved base classes: class ID, base ID
 	extBases   []string    // classes with a base outside the project
 }
 
 func newResult() *fileResult {
-	return &fileResult{seen: map[edgeKey]bool{}, byKind: map[string]int{}}
+	return &fileResult{} // seen is made by the first addEdge
+}
+
+// kindCount is a count of unresolved references of one kind.
+type kindCount struct {
+	kind string
+	n    int
 }
 
 func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
@@ -78,7 +86,8 @@ func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 		return
 	}
 	if r.seen == nil {
-		// Dropped once the file was resolved (see doneResolving): rebuild it.
+		// Not made yet, or dropped once the file was resolved (see
+		// doneResolving): (re)build it.
 		r.seen = make(map[edgeKey]bool, len(r.edges)+8)
 		for _, e := range r.edges {
 			r.seen[edgeKey{e.From, e.To, e.Kind}] = true
@@ -101,9 +110,20 @@ func (r *fileResult) doneResolving() {
 	}
 }
 
+// countKind counts one unresolved reference of kind.
+func (r *fileResult) countKind(kind string) {
+	for i := range r.byKind {
+		if r.byKind[i].kind == kind {
+			r.byKind[i].n++
+			return
+		}
+	}
+	r.byKind = append(r.byKind, kindCount{kind, 1})
+}
+
 func (r *fileResult) unresolvedRef(path, kind, name string, line int32) {
 	r.unresolved++
-	r.byKind[kind]++
+	r.countKind(kind)
 	if len(r.sample) < maxUnresolvedSample {
 		r.sample = append(r.sample, UnresolvedRef{Path: path, Line: int(line), Kind: kind, Name: name})
 	}
@@ -417,7 +437,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
 		fb.key = fb.keys[0]
 	}
-	fileNode := &Node{
+	// The file's nodes live in one array (one allocation per file, not
+	// per node); published nodes are never modified, only replaced.
+	slab := make([]Node, len(fd.Defs)+1)
+	fileNode := &slab[0]
+	*fileNode = Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
 		QualName: fb.key, Path: fd.Path, Language: fd.Lang, StartLine: 1, EndLine: max(fd.Lines, 1),
 		StartByte: 0, EndByte: int(fd.Size), Hash: hex16(fd.Sum),
@@ -461,9 +485,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		if d.Parent >= 0 {
 			parent = fb.ids[d.Parent]
 		}
-		fb.nodes = append(fb.nodes, &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
+		n := &slab[i+1]
+		*n = Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
-			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent})
+			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
+		fb.nodes = append(fb.nodes, n)
 		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
 			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
 		}
@@ -751,8 +777,8 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		st.Resolved += r.resolved
 		st.External += r.external
 		st.Unresolved += r.unresolved
-		for k, v := range r.byKind {
-			st.UnresolvedByKind[k] += v
+		for _, kc := range r.byKind {
+			st.UnresolvedByKind[kc.kind] += kc.n
 		}
 		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
 			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -67,6 +68,10 @@ func TestMeasureCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
+	}
+	if os.Getenv("CODELOOM_MEASURE_DIGEST") != "" {
+		set, ordered := graphDigest(g)
+		t.Logf("digest: set %016x ordered %016x", set, ordered)
 	}
 	if dp := os.Getenv("CODELOOM_MEASURE_DUMP"); dp != "" {
 		if err := dumpGraph(g, dp); err != nil {
@@ -140,4 +145,29 @@ func dumpGraph(g *Graph, path string) error {
 		return fmt.Errorf("dump %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// graphDigest hashes every node (all exported fields) and edge of g: set is
+// the sum of the lines' hashes (equal for the same multiset in any order),
+// ordered chains them in the order Nodes and Edges list them.
+func graphDigest(g *Graph) (set, ordered uint64) {
+	var buf []byte
+	add := func() {
+		h := fnv.New64a()
+		h.Write(buf)
+		v := h.Sum64()
+		set += v
+		ordered = ordered*1099511628211 ^ v
+	}
+	for _, n := range g.Nodes() {
+		buf = fmt.Appendf(buf[:0], "N %s|%s|%s|%s|%s|%s|%d|%d|%d|%d|%q|%q|%s|%s|%s",
+			n.ID, n.Kind, n.Name, n.QualName, n.Path, n.Language, n.StartLine, n.EndLine,
+			n.StartByte, n.EndByte, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64)
+		add()
+	}
+	for _, e := range g.Edges() {
+		buf = fmt.Appendf(buf[:0], "E %s|%s|%s|%d", e.From, e.To, e.Kind, e.Line)
+		add()
+	}
+	return set, ordered
 }
