@@ -1062,6 +1062,16 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 
 // member finds name in class cls or its bases (breadth first).
 func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
+	// The common cases without the walk's allocations: found in the class
+	// itself, or a class without bases.
+	if !skipSelf {
+		if id, ok := b.members[cls][name]; ok {
+			return id, true
+		}
+	}
+	if len(b.bases[cls]) == 0 {
+		return "", false
+	}
 	seen := map[string]bool{cls: true}
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
@@ -1218,6 +1228,12 @@ const (
 func (b *builder) memberOutcome(cls, name string, skipSelf bool) (string, outcome) {
 	if id, ok := b.member(cls, name, skipSelf); ok {
 		return id, outResolved
+	}
+	if len(b.bases[cls]) == 0 { // no walk needed
+		if b.extBase[cls] {
+			return "", outExternal
+		}
+		return "", outUnresolved
 	}
 	seen := map[string]bool{cls: true}
 	queue := []string{cls}
