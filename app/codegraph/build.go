@@ -147,8 +147,9 @@ type fileBuild struct {
 	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
 
-	scope      map[string]binding
-	scopeState uint8 // 0 none, 1 building, 2 built
+	scope      map[string]binding // what the file's imports bind; shadows topScope (see scopeLookup)
+	topScope   map[string]string  // its module's top-level definitions (the builder's table, shared, never written)
+	scopeState uint8              // 0 none, 1 building, 2 built
 	spans      []importSpan
 	inh        *fileResult // base classes
 	res        *fileResult // imports and other references
@@ -299,6 +300,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	for _, fb := range affected {
 		fb.scopeState = 0
 		fb.scope = nil
+		fb.topScope = nil
 		fb.res = newResult()
 	}
 	for _, fb := range affected {
@@ -895,9 +897,10 @@ func (b *builder) ensureScope(fb *fileBuild) {
 	fd := fb.fd
 	fb.scope = map[string]binding{}
 	family := fb.lang.family
-	for name, id := range b.top[modKey(family, fb.key)] {
-		fb.scope[name] = binding{kind: bDef, id: id}
-	}
+	// The module's own top-level names are looked up in the shared table
+	// rather than copied into every file's scope (a Go package's names were
+	// copied into each of its files: most of the memory of a Go index).
+	fb.topScope = b.top[modKey(family, fb.key)]
 	var spans []importSpan
 	for _, im := range fd.Imports {
 		key, targets := b.lookupModule(fb, im.Module)
@@ -922,7 +925,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 				local = defaultLocal(fb.lang, im.Module)
 			}
 			if local != "" && !im.Wildcard {
-				if _, taken := fb.scope[local]; !taken || im.Alias != "" {
+				if !fb.scopeHas(local) || im.Alias != "" {
 					fb.scope[local] = binding{kind: bExternal, id: pkg}
 				}
 			}
@@ -938,7 +941,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 		switch {
 		case im.Wildcard:
 			for name, id := range b.top[modKey(family, key)] {
-				if _, taken := fb.scope[name]; !taken && !strings.HasPrefix(name, "_") {
+				if !fb.scopeHas(name) && !strings.HasPrefix(name, "_") {
 					fb.scope[name] = binding{kind: bDef, id: id}
 				}
 			}
@@ -957,7 +960,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 			// A name the module itself imports (a re-export, e.g. in __init__.py).
 			if t := targets[0]; t != fb && name != "" {
 				b.ensureScope(t)
-				if bd, ok := t.scope[name]; ok && t.scopeState == 2 && bd.kind != 0 {
+				if bd, ok := t.scopeLookup(name); ok && t.scopeState == 2 && bd.kind != 0 {
 					fb.scope[local] = bd
 					continue
 				}
@@ -1109,8 +1112,25 @@ func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}
-	bd, ok := fb.scope[name]
-	return bd, ok
+	return fb.scopeLookup(name)
+}
+
+// scopeLookup binds name in the file's scope: what its imports bind, else
+// its module's top-level definitions.
+func (fb *fileBuild) scopeLookup(name string) (binding, bool) {
+	if bd, ok := fb.scope[name]; ok {
+		return bd, true
+	}
+	if id, ok := fb.topScope[name]; ok {
+		return binding{kind: bDef, id: id}, true
+	}
+	return binding{}, false
+}
+
+// scopeHas reports whether name is bound in the file's scope.
+func (fb *fileBuild) scopeHas(name string) bool {
+	_, ok := fb.scopeLookup(name)
+	return ok
 }
 
 func isDottedIdent(s string) bool {
@@ -1420,7 +1440,7 @@ func (b *builder) moduleScope(family, key, name string) (binding, bool) {
 	if len(fs) == 0 || fs[0].scopeState != 2 {
 		return binding{}, false
 	}
-	bd, ok := fs[0].scope[name]
+	bd, ok := fs[0].scopeLookup(name)
 	return bd, ok && bd.kind != bLocal
 }
 

@@ -45,6 +45,15 @@ func TestMeasureCorpus(t *testing.T) {
 		st.Files, st.Nodes, st.Edges, st.Resolved, st.External, st.Unresolved)
 	t.Logf("live heap after GC (project kept: files, builder, graph): %.1f MB; total alloc %.1f MB; GC cycles %d",
 		float64(ms.HeapAlloc)/1e6, float64(ms.TotalAlloc)/1e6, ms.NumGC)
+	// What an app keeps once it walks the graph: the Out/In index too.
+	if len(g.Nodes()) > 0 {
+		g.Out(g.Nodes()[0].ID)
+	}
+	runtime.GC()
+	var ms2 runtime.MemStats
+	runtime.ReadMemStats(&ms2)
+	t.Logf("live heap with the Out/In index built: %.1f MB (index %.1f MB)",
+		float64(ms2.HeapAlloc)/1e6, (float64(ms2.HeapAlloc)-float64(ms.HeapAlloc))/1e6)
 	var refLen, refCap, defLen, nSeen int
 	for _, fd := range p.files {
 		refLen += len(fd.Refs)
