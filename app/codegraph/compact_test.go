@@ -71,7 +71,7 @@ func TestAdjacencyMatchesEdgeScan(t *testing.T) {
 func TestAdjacencyEdgeToUnknownNode(t *testing.T) {
 	a := &Node{ID: "a", Kind: KindFunction, Name: "a"}
 	b := &Node{ID: "b", Kind: KindFunction, Name: "b"}
-	g := &Graph{nodes: []*Node{a, b}, byID: map[string]int32{"a": 0, "b": 1}, edges: []Edge{
+	g := &Graph{nodes: []*Node{a, b}, byID: nodePositions([]*Node{a, b}), edges: []Edge{
 		{From: "a", To: "b", Kind: EdgeCalls},
 		{From: "a", To: "ghost", Kind: EdgeUses},
 		{From: "ghost", To: "b", Kind: EdgeCalls},

@@ -107,6 +107,16 @@ func (g *Graph) Node(id string) (*Node, bool) {
 	return g.nodes[i], true
 }
 
+// nodePositions maps each node's ID to its position in nodes (Graph.byID);
+// for code that makes a Graph from a node list it already has.
+func nodePositions(nodes []*Node) map[string]int32 {
+	m := make(map[string]int32, len(nodes))
+	for i, n := range nodes {
+		m[n.ID] = int32(i)
+	}
+	return m
+}
+
 // node returns the node with the given ID, or nil.
 func (g *Graph) node(id string) *Node {
 	if i, ok := g.byID[id]; ok {
