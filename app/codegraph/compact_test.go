@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -175,5 +176,33 @@ func TestTrimSlack(t *testing.T) {
 	}
 	if got := trimSlack(make([]int, 0, 5)); got == nil || cap(got) != 0 {
 		t.Errorf("empty slice: %v cap %d", got, cap(got))
+	}
+}
+
+// A Go file's scope holds only what its imports bind: the package's
+// top-level names are found in the shared table, and calls across the
+// package's files still resolve.
+func TestScopeSharesPackageNames(t *testing.T) {
+	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n"}
+	for i := 0; i < 20; i++ {
+		next := (i + 1) % 20
+		files[fmt.Sprintf("p/f%d.go", i)] = fmt.Sprintf("package p\n\nimport \"strings\"\n\nfunc F%d(s string) string {\n\treturn F%d(strings.TrimSpace(s))\n}\n", i, next)
+	}
+	p := openT(t, writeTree(t, files), Options{NoCache: true})
+	g := p.Graph()
+	for i := 0; i < 20; i++ {
+		if !hasEdge(t, g, fmt.Sprintf("example.com/m/p.F%d", i), fmt.Sprintf("example.com/m/p.F%d", (i+1)%20), EdgeCalls) {
+			t.Errorf("F%d does not call F%d", i, (i+1)%20)
+		}
+	}
+	fb := p.b.fbs["p/f0.go"]
+	if len(fb.scope) > 2 {
+		t.Errorf("f0.go's scope copies names: %v", fb.scope)
+	}
+	if bd, ok := fb.scopeLookup("F7"); !ok || bd.kind != bDef {
+		t.Errorf("F7 not in f0.go's scope: %v %v", bd, ok)
+	}
+	if _, ok := fb.scopeLookup("strings"); !ok {
+		t.Error("the import is not in the scope")
 	}
 }
