@@ -63,7 +63,7 @@ func (b *builder) assembleFast(prev *Graph, ordered, changed []*fileBuild, old m
 	g := &Graph{
 		root:     b.root,
 		nodes:    make([]*Node, 0, nNodes),
-		byID:     maps.Clone(prev.byID),
+		byID:     prev.byID, // the same nodes at the same positions: shared, never written
 		byFile:   maps.Clone(prev.byFile),
 		fileNode: maps.Clone(prev.fileNode),
 		children: maps.Clone(prev.children),
@@ -95,7 +95,6 @@ func (b *builder) assembleFast(prev *Graph, ordered, changed []*fileBuild, old m
 		}
 		kids := map[string][]*Node{}
 		for _, n := range fb.nodes {
-			g.byID[n.ID] = n
 			if n.Parent != "" {
 				kids[n.Parent] = append(kids[n.Parent], n)
 			}
@@ -106,21 +105,30 @@ func (b *builder) assembleFast(prev *Graph, ordered, changed []*fileBuild, old m
 	}
 
 	// Edges, in the order assemble lists them.
-	g.edges = make([]Edge, 0, nEdges+64)
+	for _, fb := range changed {
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r != nil {
+				nEdges += len(r.edges)
+			}
+		}
+	}
+	g.edges = make([]Edge, 0, nEdges)
+	var shared []sharedEdges
 	for _, fb := range ordered {
 		for _, n := range fb.nodes {
 			if n.Parent != "" {
 				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
 			}
 		}
-		if fb.inh != nil {
-			g.edges = append(g.edges, fb.inh.edges...)
-		}
-		if fb.res != nil {
-			g.edges = append(g.edges, fb.res.edges...)
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r != nil {
+				shared = append(shared, sharedEdges{r, len(g.edges)})
+				g.edges = append(g.edges, r.edges...)
+			}
 		}
 	}
 	g.edges = append(g.edges, b.requires...)
+	shareEdges(g.edges, shared)
 
 	// Statistics: the previous figures minus the old versions of the changed
 	// files plus the new ones.
@@ -149,6 +157,24 @@ func (b *builder) assembleFast(prev *Graph, ordered, changed []*fileBuild, old m
 	return g
 }
 
+// sharedEdges is a file's result whose edges start at index at in a new
+// graph's edge list.
+type sharedEdges struct {
+	r  *fileResult
+	at int
+}
+
+// shareEdges points each file's resolved edges at their copy in the graph's
+// edge list, so that the builder and the graph hold one copy of them (the
+// graph is immutable; the capacity is capped, so an append to a result
+// would copy, never write into the graph).
+func shareEdges(edges []Edge, shared []sharedEdges) {
+	for _, s := range shared {
+		end := s.at + len(s.r.edges)
+		s.r.edges = edges[s.at:end:end]
+	}
+}
+
 // addFile adds (sign 1) or removes (sign -1) one file's share of the
 // statistics that depend on its content.
 func (st *Stats) addFile(fb *fileBuild, sign int) {
@@ -170,8 +196,8 @@ func (st *Stats) addFile(fb *fileBuild, sign int) {
 		st.Resolved += sign * r.resolved
 		st.External += sign * r.external
 		st.Unresolved += sign * r.unresolved
-		for k, v := range r.byKind {
-			addCount(st.UnresolvedByKind, k, sign*v)
+		for _, kc := range r.byKind {
+			addCount(st.UnresolvedByKind, kc.kind, sign*kc.n)
 		}
 	}
 }

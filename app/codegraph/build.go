@@ -36,8 +36,10 @@ func nodeID(kind Kind, qual, p string, dup int) string {
 // hex16 formats v as 16 lower-case hex digits.
 func hex16(v uint64) string {
 	var b [8]byte
+	var h [16]byte
 	binary.BigEndian.PutUint64(b[:], v)
-	return hex.EncodeToString(b[:])
+	hex.Encode(h[:], b[:])
+	return string(h[:]) // one allocation (EncodeToString makes two)
 }
 
 // bindKind says what a name in a file's scope is bound to.
@@ -63,19 +65,33 @@ type fileResult struct {
 	resolved   int
 	external   int
 	unresolved int
-	byKind     map[string]int
+	byKind     []kindCount // unresolved references per kind (a few kinds: no map per file)
 	sample     []UnresolvedRef
 	bases      [][2]string // resolved base classes: class ID, base ID
 	extBases   []string    // classes with a base outside the project
 }
 
 func newResult() *fileResult {
-	return &fileResult{seen: map[edgeKey]bool{}, byKind: map[string]int{}}
+	return &fileResult{} // seen is made by the first addEdge
+}
+
+// kindCount is a count of unresolved references of one kind.
+type kindCount struct {
+	kind string
+	n    int
 }
 
 func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	if from == to && kind != EdgeCalls {
 		return
+	}
+	if r.seen == nil {
+		// Not made yet, or dropped once the file was resolved (see
+		// doneResolving): (re)build it.
+		r.seen = make(map[edgeKey]bool, len(r.edges)+8)
+		for _, e := range r.edges {
+			r.seen[edgeKey{e.From, e.To, e.Kind}] = true
+		}
 	}
 	k := edgeKey{from, to, kind}
 	if r.seen[k] {
@@ -85,9 +101,29 @@ func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
 }
 
+// doneResolving drops the duplicate filter of a resolved file's result: it
+// is only needed while edges are added, and was the largest per-edge cost
+// kept after a build.
+func (r *fileResult) doneResolving() {
+	if r != nil {
+		r.seen = nil
+	}
+}
+
+// countKind counts one unresolved reference of kind.
+func (r *fileResult) countKind(kind string) {
+	for i := range r.byKind {
+		if r.byKind[i].kind == kind {
+			r.byKind[i].n++
+			return
+		}
+	}
+	r.byKind = append(r.byKind, kindCount{kind, 1})
+}
+
 func (r *fileResult) unresolvedRef(path, kind, name string, line int32) {
 	r.unresolved++
-	r.byKind[kind]++
+	r.countKind(kind)
 	if len(r.sample) < maxUnresolvedSample {
 		r.sample = append(r.sample, UnresolvedRef{Path: path, Line: int(line), Kind: kind, Name: name})
 	}
@@ -111,8 +147,9 @@ type fileBuild struct {
 	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
 
-	scope      map[string]binding
-	scopeState uint8 // 0 none, 1 building, 2 built
+	scope      map[string]binding // what the file's imports bind; shadows topScope (see scopeLookup)
+	topScope   map[string]string  // its module's top-level definitions (the builder's table, shared, never written)
+	scopeState uint8              // 0 none, 1 building, 2 built
 	spans      []importSpan
 	inh        *fileResult // base classes
 	res        *fileResult // imports and other references
@@ -264,6 +301,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	for _, fb := range affected {
 		fb.scopeState = 0
 		fb.scope = nil
+		fb.topScope = nil
 		fb.res = newResult()
 	}
 	for _, fb := range affected {
@@ -292,7 +330,11 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	}
 	b.subs = invertBases(b.bases)
 	b.pyNames = pyMemberNames(ordered)
-	parallelFiles(affected, func(fb *fileBuild) { b.resolveRefs(fb, fb.res, false) })
+	parallelFiles(affected, func(fb *fileBuild) {
+		b.resolveRefs(fb, fb.res, false)
+		fb.inh.doneResolving()
+		fb.res.doneResolving()
+	})
 	b.goEdges = b.goInterfaces(ordered) // iface_go.go
 	var g *Graph
 	if !structural && sameFiles {
@@ -393,12 +435,17 @@ func parallelFiles(fbs []*fileBuild, fn func(*fileBuild)) {
 // fillFileBuild makes the nodes of one file (fb.fd set).
 func (b *builder) fillFileBuild(fb *fileBuild) {
 	fd := fb.fd
+	trimFileData(fd)
 	fb.lang, fb.key = b.langs[fd.Lang], fd.Path
 	if fb.lang != nil {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
 		fb.key = fb.keys[0]
 	}
-	fileNode := &Node{
+	// The file's nodes live in one array (one allocation per file, not
+	// per node); published nodes are never modified, only replaced.
+	slab := make([]Node, len(fd.Defs)+1)
+	fileNode := &slab[0]
+	*fileNode = Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
 		QualName: fb.key, Path: fd.Path, Language: fd.Lang, StartLine: 1, EndLine: max(fd.Lines, 1),
 		StartByte: 0, EndByte: int(fd.Size), Hash: hex16(fd.Sum),
@@ -442,9 +489,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		if d.Parent >= 0 {
 			parent = fb.ids[d.Parent]
 		}
-		fb.nodes = append(fb.nodes, &Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
+		n := &slab[i+1]
+		*n = Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
-			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent})
+			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
+		fb.nodes = append(fb.nodes, n)
 		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
 			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
 		}
@@ -709,7 +758,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 	g := &Graph{
 		root:     b.root,
 		nodes:    make([]*Node, 0, nNodes),
-		byID:     make(map[string]*Node, nNodes),
+		byID:     make(map[string]int32, nNodes),
 		edges:    make([]Edge, 0, nEdges),
 		byFile:   make(map[string][]*Node, len(ordered)),
 		fileNode: make(map[string]*Node, len(ordered)),
@@ -722,16 +771,18 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
 	}
 	st := &g.stats
+	var shared []sharedEdges
 	addRes := func(r *fileResult) {
 		if r == nil {
 			return
 		}
+		shared = append(shared, sharedEdges{r, len(g.edges)})
 		g.edges = append(g.edges, r.edges...)
 		st.Resolved += r.resolved
 		st.External += r.external
 		st.Unresolved += r.unresolved
-		for k, v := range r.byKind {
-			st.UnresolvedByKind[k] += v
+		for _, kc := range r.byKind {
+			st.UnresolvedByKind[kc.kind] += kc.n
 		}
 		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
 			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
@@ -752,8 +803,8 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			g.byFile[fd.Path] = fb.nodes[1:]
 		}
 		for _, n := range fb.nodes {
+			g.byID[n.ID] = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)
-			g.byID[n.ID] = n
 			if n.Parent != "" {
 				g.children[n.Parent] = append(g.children[n.Parent], n)
 				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
@@ -772,9 +823,10 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 	g.edges = append(g.edges, b.requires...)
 	g.edges = append(g.edges, b.goEdges...)
 	for _, n := range b.packageNodes() {
+		g.byID[n.ID] = int32(len(g.nodes))
 		g.nodes = append(g.nodes, n)
-		g.byID[n.ID] = n
 	}
+	shareEdges(g.edges, shared)
 	// Children of Go types may come from several files: keep source order.
 	for _, fb := range ordered {
 		if fb.lang != nil && fb.lang.family == "go" {
@@ -847,9 +899,10 @@ func (b *builder) ensureScope(fb *fileBuild) {
 	fd := fb.fd
 	fb.scope = map[string]binding{}
 	family := fb.lang.family
-	for name, id := range b.top[modKey(family, fb.key)] {
-		fb.scope[name] = binding{kind: bDef, id: id}
-	}
+	// The module's own top-level names are looked up in the shared table
+	// rather than copied into every file's scope (a Go package's names were
+	// copied into each of its files: most of the memory of a Go index).
+	fb.topScope = b.top[modKey(family, fb.key)]
 	var spans []importSpan
 	for _, im := range fd.Imports {
 		key, targets := b.lookupModule(fb, im.Module)
@@ -874,7 +927,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 				local = defaultLocal(fb.lang, im.Module)
 			}
 			if local != "" && !im.Wildcard {
-				if _, taken := fb.scope[local]; !taken || im.Alias != "" {
+				if !fb.scopeHas(local) || im.Alias != "" {
 					fb.scope[local] = binding{kind: bExternal, id: pkg}
 				}
 			}
@@ -890,7 +943,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 		switch {
 		case im.Wildcard:
 			for name, id := range b.top[modKey(family, key)] {
-				if _, taken := fb.scope[name]; !taken && !strings.HasPrefix(name, "_") {
+				if !fb.scopeHas(name) && !strings.HasPrefix(name, "_") {
 					fb.scope[name] = binding{kind: bDef, id: id}
 				}
 			}
@@ -909,7 +962,7 @@ func (b *builder) ensureScope(fb *fileBuild) {
 			// A name the module itself imports (a re-export, e.g. in __init__.py).
 			if t := targets[0]; t != fb && name != "" {
 				b.ensureScope(t)
-				if bd, ok := t.scope[name]; ok && t.scopeState == 2 && bd.kind != 0 {
+				if bd, ok := t.scopeLookup(name); ok && t.scopeState == 2 && bd.kind != 0 {
 					fb.scope[local] = bd
 					continue
 				}
@@ -1014,6 +1067,16 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 
 // member finds name in class cls or its bases (breadth first).
 func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
+	// The common cases without the walk's allocations: found in the class
+	// itself, or a class without bases.
+	if !skipSelf {
+		if id, ok := b.members[cls][name]; ok {
+			return id, true
+		}
+	}
+	if len(b.bases[cls]) == 0 {
+		return "", false
+	}
 	seen := map[string]bool{cls: true}
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
@@ -1051,8 +1114,25 @@ func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}
-	bd, ok := fb.scope[name]
-	return bd, ok
+	return fb.scopeLookup(name)
+}
+
+// scopeLookup binds name in the file's scope: what its imports bind, else
+// its module's top-level definitions.
+func (fb *fileBuild) scopeLookup(name string) (binding, bool) {
+	if bd, ok := fb.scope[name]; ok {
+		return bd, true
+	}
+	if id, ok := fb.topScope[name]; ok {
+		return binding{kind: bDef, id: id}, true
+	}
+	return binding{}, false
+}
+
+// scopeHas reports whether name is bound in the file's scope.
+func (fb *fileBuild) scopeHas(name string) bool {
+	_, ok := fb.scopeLookup(name)
+	return ok
 }
 
 func isDottedIdent(s string) bool {
@@ -1170,6 +1250,12 @@ const (
 func (b *builder) memberOutcome(cls, name string, skipSelf bool) (string, outcome) {
 	if id, ok := b.member(cls, name, skipSelf); ok {
 		return id, outResolved
+	}
+	if len(b.bases[cls]) == 0 { // no walk needed
+		if b.extBase[cls] {
+			return "", outExternal
+		}
+		return "", outUnresolved
 	}
 	seen := map[string]bool{cls: true}
 	queue := []string{cls}
@@ -1356,7 +1442,7 @@ func (b *builder) moduleScope(family, key, name string) (binding, bool) {
 	if len(fs) == 0 || fs[0].scopeState != 2 {
 		return binding{}, false
 	}
-	bd, ok := fs[0].scope[name]
+	bd, ok := fs[0].scopeLookup(name)
 	return bd, ok && bd.kind != bLocal
 }
 

@@ -290,7 +290,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			return nil // a local nothing is known about
 		}
 	}
-	if bd, ok := fb.scope[name]; ok {
+	if bd, ok := fb.scopeLookup(name); ok {
 		if bd.kind == bDef {
 			return []flowVal{{id: bd.id}}
 		}

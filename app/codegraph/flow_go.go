@@ -736,8 +736,7 @@ func goLookupType(fb *fileBuild, name string, def int32) (binding, bool) {
 			return binding{kind: bDef, id: fb.ids[i]}, true
 		}
 	}
-	bd, ok := fb.scope[name]
-	return bd, ok
+	return fb.scopeLookup(name)
 }
 
 // hintAt is one assignment of a type to a variable: the line and the index

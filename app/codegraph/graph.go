@@ -14,8 +14,8 @@ import (
 // safe for concurrent use; returned nodes must not be modified.
 type Graph struct {
 	root     string
-	nodes    []*Node // files (each followed by its definitions in source order), then packages
-	byID     map[string]*Node
+	nodes    []*Node          // files (each followed by its definitions in source order), then packages
+	byID     map[string]int32 // node ID → its position in nodes
 	edges    []Edge
 	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
 	fileNode map[string]*Node
@@ -27,8 +27,20 @@ type Graph struct {
 	stats    Stats
 
 	idxOnce sync.Once
-	out     map[string][]int32
-	in      map[string][]int32
+	adj     *adjacency // built on first use of Out, In and the walks over them
+}
+
+// adjacency lists every node's edges in compressed sparse rows: the edges
+// leaving node i (its position in Graph.nodes) are the indexes
+// outEdges[outOff[i]:outOff[i+1]] into Graph.edges, in edge order; the same
+// for entering edges. Two int32 per node and per edge and direction, where
+// a map of slices per node cost several times that.
+type adjacency struct {
+	outOff, outEdges []int32
+	inOff, inEdges   []int32
+	// Edges whose endpoint is not a node of the graph (none in graphs the
+	// builder makes), by that endpoint's ID, so Out and In still list them.
+	extraOut, extraIn map[string][]int32
 }
 
 // importSpan is an import statement of a file that names something outside
@@ -88,8 +100,29 @@ func (g *Graph) Root() string { return g.root }
 
 // Node returns the node with the given ID.
 func (g *Graph) Node(id string) (*Node, bool) {
-	n, ok := g.byID[id]
-	return n, ok
+	i, ok := g.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return g.nodes[i], true
+}
+
+// nodePositions maps each node's ID to its position in nodes (Graph.byID);
+// for code that makes a Graph from a node list it already has.
+func nodePositions(nodes []*Node) map[string]int32 {
+	m := make(map[string]int32, len(nodes))
+	for i, n := range nodes {
+		m[n.ID] = int32(i)
+	}
+	return m
+}
+
+// node returns the node with the given ID, or nil.
+func (g *Graph) node(id string) *Node {
+	if i, ok := g.byID[id]; ok {
+		return g.nodes[i]
+	}
+	return nil
 }
 
 // Nodes returns all nodes: each file followed by its definitions in source
@@ -103,14 +136,87 @@ func (g *Graph) Edges() []Edge { return g.edges }
 func (g *Graph) Stats() Stats { return g.stats }
 
 func (g *Graph) index() {
-	g.idxOnce.Do(func() {
-		g.out = make(map[string][]int32, len(g.byID))
-		g.in = make(map[string][]int32, len(g.byID))
-		for i, e := range g.edges {
-			g.out[e.From] = append(g.out[e.From], int32(i))
-			g.in[e.To] = append(g.in[e.To], int32(i))
+	g.idxOnce.Do(func() { g.adj = buildAdjacency(g.nodes, g.byID, g.edges) })
+}
+
+// buildAdjacency makes the compressed rows of edges (see adjacency): a
+// counting pass, prefix sums, then a pass placing each edge index.
+func buildAdjacency(nodes []*Node, byID map[string]int32, edges []Edge) *adjacency {
+	n := len(nodes)
+	a := &adjacency{
+		outOff: make([]int32, n+2), inOff: make([]int32, n+2),
+		outEdges: make([]int32, 0, len(edges)), inEdges: make([]int32, 0, len(edges)),
+	}
+	// Endpoint positions, looked up once (-1: not a node).
+	ends := make([]int32, 2*len(edges))
+	pos := func(id string) int32 {
+		if i, ok := byID[id]; ok {
+			return i
 		}
-	})
+		return -1
+	}
+	for i, e := range edges {
+		f, t := pos(e.From), pos(e.To)
+		ends[2*i], ends[2*i+1] = f, t
+		if f >= 0 {
+			a.outOff[f+2]++
+		} else {
+			if a.extraOut == nil {
+				a.extraOut = map[string][]int32{}
+			}
+			a.extraOut[e.From] = append(a.extraOut[e.From], int32(i))
+		}
+		if t >= 0 {
+			a.inOff[t+2]++
+		} else {
+			if a.extraIn == nil {
+				a.extraIn = map[string][]int32{}
+			}
+			a.extraIn[e.To] = append(a.extraIn[e.To], int32(i))
+		}
+	}
+	// outOff[i+2] holds node i's count; after the sums outOff[i+1] is where
+	// node i's row starts, and placing its edges advances it to its end,
+	// which is node i+1's start.
+	for i := 2; i < n+2; i++ {
+		a.outOff[i] += a.outOff[i-1]
+		a.inOff[i] += a.inOff[i-1]
+	}
+	a.outEdges = a.outEdges[:a.outOff[n+1]]
+	a.inEdges = a.inEdges[:a.inOff[n+1]]
+	for i := range edges {
+		if f := ends[2*i]; f >= 0 {
+			a.outEdges[a.outOff[f+1]] = int32(i)
+			a.outOff[f+1]++
+		}
+		if t := ends[2*i+1]; t >= 0 {
+			a.inEdges[a.inOff[t+1]] = int32(i)
+			a.inOff[t+1]++
+		}
+	}
+	a.outOff = a.outOff[:n+1]
+	a.inOff = a.inOff[:n+1]
+	return a
+}
+
+// outIdx returns the indexes of the edges leaving id, in edge order.
+func (g *Graph) outIdx(id string) []int32 {
+	g.index()
+	a := g.adj
+	if i, ok := g.byID[id]; ok {
+		return a.outEdges[a.outOff[i]:a.outOff[i+1]]
+	}
+	return a.extraOut[id]
+}
+
+// inIdx returns the indexes of the edges entering id, in edge order.
+func (g *Graph) inIdx(id string) []int32 {
+	g.index()
+	a := g.adj
+	if i, ok := g.byID[id]; ok {
+		return a.inEdges[a.inOff[i]:a.inOff[i+1]]
+	}
+	return a.extraIn[id]
 }
 
 func hasKind(kinds []EdgeKind, k EdgeKind) bool {
@@ -127,9 +233,8 @@ func hasKind(kinds []EdgeKind, k EdgeKind) bool {
 
 // Out returns the edges leaving id, optionally only of the given kinds.
 func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
-	g.index()
 	var r []Edge
-	for _, i := range g.out[id] {
+	for _, i := range g.outIdx(id) {
 		if e := g.edges[i]; hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
@@ -139,9 +244,8 @@ func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
 
 // In returns the edges entering id, optionally only of the given kinds.
 func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
-	g.index()
 	var r []Edge
-	for _, i := range g.in[id] {
+	for _, i := range g.inIdx(id) {
 		if e := g.edges[i]; hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
@@ -207,8 +311,8 @@ func (g *Graph) Deps(id string) []*Node {
 	return g.closure(id, func(cur string, reach func(string) bool) {
 		for _, e := range g.Out(cur, depKinds...) {
 			g.reachAll(e.To, reach)
-			if n := g.byID[e.To]; n != nil && n.Kind == KindMethod && n.Parent != "" {
-				if p := g.byID[n.Parent]; p != nil && p.Kind == KindClass {
+			if n := g.node(e.To); n != nil && n.Kind == KindMethod && n.Parent != "" {
+				if p := g.node(n.Parent); p != nil && p.Kind == KindClass {
 					g.reachAll(p.ID, reach)
 				}
 			}
@@ -266,7 +370,7 @@ func (g *Graph) closure(id string, step func(cur string, reach func(string) bool
 	}
 	r := make([]*Node, 0, len(queue)-self)
 	for _, q := range queue[self:] {
-		r = append(r, g.byID[q])
+		r = append(r, g.node(q))
 	}
 	sortNodes(r)
 	return r
@@ -285,7 +389,7 @@ func (g *Graph) Path(from, to string) []Edge {
 	prev := map[string]int32{from: -1}
 	queue := []string{from}
 	for i := 0; i < len(queue); i++ {
-		for _, ei := range g.out[queue[i]] {
+		for _, ei := range g.outIdx(queue[i]) {
 			e := g.edges[ei]
 			if _, ok := prev[e.To]; ok {
 				continue
@@ -312,8 +416,8 @@ func (g *Graph) Path(from, to string) []Edge {
 // Code returns the source text of a node, read from its file by byte range.
 // It fails when the file changed size since it was indexed.
 func (g *Graph) Code(id string) ([]byte, error) {
-	n, ok := g.byID[id]
-	if !ok {
+	n := g.node(id)
+	if n == nil {
 		return nil, fmt.Errorf("code: no node %q", id)
 	}
 	if n.Path == "" {
@@ -334,8 +438,8 @@ func (g *Graph) Code(id string) ([]byte, error) {
 // own code, plus the environment variables the code reads with their values
 // from the project's .env.
 func (g *Graph) Slice(id string) (*Slice, error) {
-	target, ok := g.byID[id]
-	if !ok {
+	target := g.node(id)
+	if target == nil {
 		return nil, fmt.Errorf("slice: no node %q", id)
 	}
 	if target.Kind == KindPackage {
@@ -345,8 +449,8 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	// A method runs only with its class: slice the class around it.
 	unit := target
 	for unit.Kind == KindMethod {
-		p, ok := g.byID[unit.Parent]
-		if !ok || p.Kind != KindClass {
+		p := g.node(unit.Parent)
+		if p == nil || p.Kind != KindClass {
 			break
 		}
 		unit = p
@@ -364,12 +468,12 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 			if inSet[p] {
 				// Covered when the ancestor's code contains it (not so for Go
 				// methods, which live outside their type's declaration).
-				if pn := g.byID[p]; pn != nil && pn.Kind != KindFile && pn.Path == n.Path &&
+				if pn := g.node(p); pn != nil && pn.Kind != KindFile && pn.Path == n.Path &&
 					pn.StartByte <= n.StartByte && n.EndByte <= pn.EndByte {
 					return true
 				}
 			}
-			pn := g.byID[p]
+			pn := g.node(p)
 			if pn == nil {
 				break
 			}
@@ -526,13 +630,13 @@ func (g *Graph) depOrder(units []*Node) []*Node {
 		for _, d := range g.descendants(u.ID) {
 			for _, e := range g.Out(d, depKinds...) {
 				tgt := e.To
-				if n := g.byID[tgt]; n != nil && n.Kind == KindMethod {
+				if n := g.node(tgt); n != nil && n.Kind == KindMethod {
 					if _, ok := unitOf[tgt]; !ok {
 						tgt = n.Parent
 					}
 				}
 				if uid, ok := unitOf[tgt]; ok && uid != u.ID {
-					next = append(next, g.byID[uid])
+					next = append(next, g.node(uid))
 				}
 			}
 		}

@@ -24,10 +24,7 @@ func (g *Graph) Rank(focus []string) []Ranked {
 	if n == 0 {
 		return nil
 	}
-	idx := make(map[string]int, n)
-	for i, nd := range g.nodes {
-		idx[nd.ID] = i
-	}
+	idx := g.byID // node ID → position
 	type arc struct {
 		to int
 		w  float64
@@ -45,11 +42,11 @@ func (g *Graph) Rank(focus []string) []Ranked {
 			continue
 		}
 		if e.Kind == EdgeContains {
-			add(t, f, 0.3) // member → container
+			add(int(t), int(f), 0.3) // member → container
 			continue
 		}
 		if w := rankWeights[e.Kind]; w > 0 {
-			add(f, t, w)
+			add(int(f), int(t), w)
 		}
 	}
 	tele := make([]float64, n)

@@ -17,7 +17,7 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 	if arg == "" {
 		return nil, fmt.Errorf("empty node name")
 	}
-	if n, ok := g.byID[arg]; ok {
+	if n, ok := g.Node(arg); ok {
 		return n, nil
 	}
 	rel := filepath.ToSlash(arg)
