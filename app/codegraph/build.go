@@ -118,8 +118,9 @@ type fileBuild struct {
 	res        *fileResult // imports and other references
 
 	// Go only (build_go.go, flow_go.go).
-	goBuild  int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
-	goHintAt map[hintKey][]hintAt // where each recorded type of a variable is assigned
+	goBuild      int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
+	goHintAt     map[hintKey][]hintAt // where each recorded type of a variable is assigned
+	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 }
 
 type nestKey struct {
@@ -1096,6 +1097,8 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		if r.Kind == refArg || r.Kind == refImplicit {
 			if fe != nil {
 				b.resolveFlowExtra(fe, fb, r, src, res)
+			} else if family == "go" && r.Kind == refArg {
+				b.goResolveArg(fb, r, res) // flow_go_values.go
 			}
 			continue
 		}
@@ -1110,7 +1113,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		}
 		var target string
 		var outcome outcome
-		if family == "go" && r.Object != "" && r.Kind != refInherit {
+		if family == "go" && r.Kind != refInherit && (r.Object != "" || r.Kind == refCall) {
 			target, outcome = b.goResolveRef(fb, r) // flow_go.go
 		} else {
 			target, outcome = b.resolveRef(fb, family, r, 0)

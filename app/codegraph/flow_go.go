@@ -68,6 +68,22 @@ const goMaxDepth = 8
 // goResolveRef resolves a Go reference with a receiver expression.
 func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
 	ev := &goEval{b: b, fb: fb, line: r.Line}
+	if r.Object == "" {
+		// f(): a function, or a local holding a function or method value.
+		id, out := b.resolveRef(fb, "go", r, 0)
+		if out != outUnresolved {
+			return id, out
+		}
+		if bd, ok := fb.lookupName(r.Name, r.Def); !ok || bd.kind != bLocal {
+			return id, out
+		}
+		if e := ev.ident(fb, r.Def, r.Name, 0); e.kind == geFunc {
+			if n := b.nodeByID[e.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				return e.id, outResolved
+			}
+		}
+		return id, out
+	}
 	ent := ev.eval(fb, r.Def, r.Object, 0)
 	id, out := ev.selectRef(fb, ent, r.Name)
 	if out == outResolved || ev.ambName == "" {
@@ -123,6 +139,24 @@ func (ev *goEval) selectRef(fb *fileBuild, ent goEnt, name string) (string, outc
 // classOf resolves the named type of t to a class node of the project;
 // ext reports a type outside the project or builtin.
 func (ev *goEval) classOf(t goTyp) (string, bool) {
+	cls, ext := ev.classOf1(t)
+	// A type alias (type A = B, type N = Box[int]) is its target type.
+	for i := 0; i < 4 && cls != ""; i++ {
+		n := ev.b.nodeByID[cls]
+		if n == nil || !strings.HasPrefix(n.Signature, n.Name+" = ") {
+			break
+		}
+		u := ev.underlying(goTyp{cls: cls})
+		if u.cls == cls || u.fb == nil {
+			break
+		}
+		cls, ext = ev.classOf1(u)
+	}
+	return cls, ext
+}
+
+// classOf1 is classOf without following aliases.
+func (ev *goEval) classOf1(t goTyp) (string, bool) {
 	if t.cls != "" {
 		return t.cls, false
 	}
@@ -713,7 +747,7 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 	if t.cls == "" && (e == "" || e[0] == '[' || strings.HasPrefix(e, "map[") || strings.HasPrefix(e, "chan ") || strings.HasPrefix(e, "<-chan ")) {
 		return t
 	}
-	cls, _ := ev.classOf(t)
+	cls, _ := ev.classOf1(t)
 	if cls == "" {
 		return t
 	}
@@ -749,6 +783,7 @@ type hintAt struct {
 
 // goHintLines records where each variable's types are assigned.
 func (fb *fileBuild) goHintLines() {
+	fb.goRecordParamCalls()
 	for _, r := range fb.fd.Refs {
 		if r.Kind != refAssign || r.Name == returnHint {
 			continue

@@ -20,7 +20,11 @@ const goQuery = `
 (type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (function_type) (channel_type) (type_identifier) (qualified_type) (generic_type)]) @def.class
 (type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (channel_type) (type_identifier) (qualified_type) (generic_type)] @object) @ref.assign
 
+(type_alias name: (type_identifier) @name type: (_)) @def.class
+(type_alias name: (type_identifier) @name type: (_) @object) @ref.assign
+
 (call_expression function: (identifier) @name) @ref.call
+(call_expression function: [(identifier) (selector_expression)] @object arguments: (argument_list [(identifier) (selector_expression)] @name) @body) @ref.arg
 (call_expression function: (selector_expression operand: (_) @object field: (field_identifier) @name)) @ref.call
 
 (composite_literal type: (type_identifier) @name) @ref.use
