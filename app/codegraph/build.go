@@ -396,6 +396,10 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang != nil {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
 		fb.key = fb.keys[0]
+		if fb.lang.family == "js" {
+			fb.fd = jsRefs(fd) // flow_javascript.go
+			fd = fb.fd
+		}
 	}
 	fileNode := &Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
