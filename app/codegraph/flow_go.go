@@ -784,6 +784,7 @@ type hintAt struct {
 // goHintLines records where each variable's types are assigned.
 func (fb *fileBuild) goHintLines() {
 	fb.goRecordParamCalls()
+	fb.goDropLiteralValues()
 	for _, r := range fb.fd.Refs {
 		if r.Kind != refAssign || r.Name == returnHint {
 			continue
@@ -827,4 +828,32 @@ func (ev *goEval) lastBefore(fb *fileBuild, k hintKey) int {
 		return -1
 	}
 	return idx
+}
+
+// goDropLiteralValues keeps one type per composite literal assignment: x :=
+// T{…} records both the value (when it is short) and the literal's type T
+// (always, so that long multi-line literals still type x); the value is
+// dropped where the type is known.
+func (fb *fileBuild) goDropLiteralValues() {
+	for _, r := range fb.fd.Refs {
+		if r.Kind != refAssign || r.Object == "" || strings.HasPrefix(r.Object, valuePrefix) || strings.Contains(r.Name, ".") {
+			continue
+		}
+		k := hintKey{scope: r.Def, name: r.Name}
+		ts := fb.hints[k]
+		if len(ts) < 2 {
+			continue
+		}
+		for i, t := range ts {
+			v, ok := strings.CutPrefix(t, valuePrefix)
+			if !ok {
+				continue
+			}
+			v = strings.TrimLeft(v, "& ")
+			if strings.HasPrefix(v, r.Object) && strings.HasPrefix(strings.TrimSpace(v[len(r.Object):]), "{") {
+				fb.hints[k] = append(ts[:i:i], ts[i+1:]...)
+				break
+			}
+		}
+	}
 }

@@ -98,6 +98,24 @@ func aliasLit() {
 }
 
 func aliasGeneric(n *Named) { n.Get() }
+
+// A composite literal longer than the value texts kept for type flow.
+func longLiteral() {
+	t := &T{
+		fn: func(x int) int {
+			return x + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16 + 17 + 18 + 19 + 20 + 21 + 22 + 23 + 24 + 25 + 26 + 27 + 28 + 29 + 30 + 31 + 32 + 33 + 34 + 35 + 36 + 37 + 38 + 39
+		},
+	}
+	t.M()
+}
+
+var pkgLiteral = T{
+	fn: func(x int) int {
+		return x + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16 + 17 + 18 + 19 + 20 + 21 + 22 + 23 + 24 + 25 + 26 + 27 + 28 + 29 + 30 + 31 + 32 + 33 + 34 + 35 + 36 + 37 + 38 + 39
+	},
+}
+
+func usePkgLiteral() { pkgLiteral.M() }
 `,
 }
 
@@ -105,18 +123,20 @@ func TestGoValueFlow(t *testing.T) {
 	g := openT(t, writeTree(t, goValuesProject), Options{NoCache: true}).Graph()
 	const m = "ex.com/v."
 	want := map[string][]string{
-		"methodValue":  {m + "T.M"},
-		"funcValue":    {m + "helper"},
-		"varFuncValue": {m + "helper"},
-		"passFunc":     {m + "apply"},
-		"passMethod":   {m + "apply"},
-		"closure":      {m + "helper"},
-		"genericVar":   {m + "Box.Get"},
-		"genericNew":   {m + "NewBox", m + "Box.Put"},
-		"genericLit":   {m + "Box.Get"},
-		"aliasVar":     {m + "T.M"},
-		"aliasLit":     {m + "T.M"},
-		"aliasGeneric": {m + "Box.Get"},
+		"methodValue":   {m + "T.M"},
+		"funcValue":     {m + "helper"},
+		"varFuncValue":  {m + "helper"},
+		"passFunc":      {m + "apply"},
+		"passMethod":    {m + "apply"},
+		"closure":       {m + "helper"},
+		"genericVar":    {m + "Box.Get"},
+		"genericNew":    {m + "NewBox", m + "Box.Put"},
+		"genericLit":    {m + "Box.Get"},
+		"aliasVar":      {m + "T.M"},
+		"aliasLit":      {m + "T.M"},
+		"aliasGeneric":  {m + "Box.Get"},
+		"longLiteral":   {m + "T.M"},
+		"usePkgLiteral": {m + "T.M"},
 	}
 	for fn, callees := range want {
 		n := byQual(t, g, m+fn)

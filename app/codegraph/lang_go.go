@@ -47,6 +47,8 @@ const goQuery = `
 (var_spec . name: (identifier) @name !type value: (expression_list . (_) @value)) @ref.assign
 (var_spec name: (identifier) name: (identifier) @name !type) @value @ref.assign
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (_) @value)) @ref.assign
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . [(composite_literal type: (_) @object) (unary_expression operand: (composite_literal type: (_) @object))])) @ref.assign
+(var_spec . name: (identifier) @name !type value: (expression_list . [(composite_literal type: (_) @object) (unary_expression operand: (composite_literal type: (_) @object))])) @ref.assign
 (short_var_declaration left: (expression_list (identifier) (identifier) @name)) @value @ref.assign
 (assignment_statement left: (expression_list (identifier) (identifier) @name) operator: "=") @value @ref.assign
 (range_clause left: (expression_list (identifier) @name) right: (_)) @value @ref.assign
