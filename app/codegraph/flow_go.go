@@ -179,6 +179,11 @@ func (ev *goEval) classOf1(t goTyp) (string, bool) {
 		name = pkg
 		bd, ok := goLookupType(t.fb, name, t.scope)
 		if !ok {
+			// A type parameter is typed by its constraint (an interface
+			// of the project: calls on it are interface calls).
+			if c, fb, scope, ok := ev.goTypeParam(t.fb, name, t.scope); ok && c != name {
+				return ev.classOf1(goTyp{fb: fb, scope: scope, expr: c})
+			}
 			return "", t.fb.lang.builtins[name]
 		}
 		switch bd.kind {
@@ -856,4 +861,66 @@ func (fb *fileBuild) goDropLiteralValues() {
 			}
 		}
 	}
+}
+
+// goTypeParam finds the constraint of type parameter name of the function
+// enclosing scope, or of the generic type a method's receiver names
+// (func (b *Box[E]) … with type Box[E Item]): the constraint's text and
+// where its names are bound.
+func (ev *goEval) goTypeParam(fb *fileBuild, name string, scope int32) (string, *fileBuild, int32, bool) {
+	for d := scope; d >= 0; d = fb.fd.Defs[d].Parent {
+		def := fb.fd.Defs[d]
+		if c, ok := goConstraint(def.Sig, def.Name, name); ok {
+			return c, fb, d, true
+		}
+		if def.Kind != KindMethod || def.Receiver == "" {
+			continue
+		}
+		cls, ok := ev.b.enclosingClass(fb, d)
+		if !ok {
+			continue
+		}
+		loc, ok := ev.b.defLoc[cls]
+		if !ok {
+			continue
+		}
+		cd := loc.fb.fd.Defs[loc.idx]
+		if c, ok := goConstraint(cd.Sig, cd.Name, name); ok {
+			return c, loc.fb, -1, true
+		}
+	}
+	return "", nil, 0, false
+}
+
+// goConstraint returns the constraint of type parameter param in the type
+// parameter list that follows name in sig ("F[T Stringer, K comparable]("):
+// "" and false when there is none or it is any/comparable.
+func goConstraint(sig, name, param string) (string, bool) {
+	i := strings.Index(sig, name+"[")
+	if i < 0 {
+		return "", false
+	}
+	s := sig[i+len(name):]
+	j := matchClose(s, 0)
+	if j < 0 {
+		return "", false
+	}
+	items := splitTop(s[1:j])
+	for k, it := range items {
+		f := strings.Fields(it)
+		if len(f) == 0 || f[0] != param {
+			continue
+		}
+		// Grouped names (K, V any) take the constraint of the next item.
+		for ; k < len(items); k++ {
+			if g := strings.Fields(items[k]); len(g) > 1 {
+				c := strings.TrimSpace(strings.Join(g[1:], " "))
+				if c == "any" || c == "comparable" || c == "interface{}" {
+					return "", false
+				}
+				return c, true
+			}
+		}
+	}
+	return "", false
 }

@@ -99,6 +99,24 @@ func aliasLit() {
 
 func aliasGeneric(n *Named) { n.Get() }
 
+// Stringer constrains type parameters.
+type Stringer interface{ String() string }
+
+type Name struct{}
+
+func (n Name) String() string { return "" }
+
+func typeParam[S Stringer](s S) { s.String() }
+
+func typeParamGrouped[K, S Stringer](k K, s S) { k.String() }
+
+// Set's methods call through the type parameter of the type.
+type Set[E Stringer] struct{ items []E }
+
+func (st *Set[E]) First() string { return st.items[0].String() }
+
+func (st *Set[E]) Each(e E) { e.String() }
+
 // A composite literal longer than the value texts kept for type flow.
 func longLiteral() {
 	t := &T{
@@ -123,20 +141,24 @@ func TestGoValueFlow(t *testing.T) {
 	g := openT(t, writeTree(t, goValuesProject), Options{NoCache: true}).Graph()
 	const m = "ex.com/v."
 	want := map[string][]string{
-		"methodValue":   {m + "T.M"},
-		"funcValue":     {m + "helper"},
-		"varFuncValue":  {m + "helper"},
-		"passFunc":      {m + "apply"},
-		"passMethod":    {m + "apply"},
-		"closure":       {m + "helper"},
-		"genericVar":    {m + "Box.Get"},
-		"genericNew":    {m + "NewBox", m + "Box.Put"},
-		"genericLit":    {m + "Box.Get"},
-		"aliasVar":      {m + "T.M"},
-		"aliasLit":      {m + "T.M"},
-		"aliasGeneric":  {m + "Box.Get"},
-		"longLiteral":   {m + "T.M"},
-		"usePkgLiteral": {m + "T.M"},
+		"methodValue":      {m + "T.M"},
+		"funcValue":        {m + "helper"},
+		"varFuncValue":     {m + "helper"},
+		"passFunc":         {m + "apply"},
+		"passMethod":       {m + "apply"},
+		"closure":          {m + "helper"},
+		"genericVar":       {m + "Box.Get"},
+		"genericNew":       {m + "NewBox", m + "Box.Put"},
+		"genericLit":       {m + "Box.Get"},
+		"aliasVar":         {m + "T.M"},
+		"aliasLit":         {m + "T.M"},
+		"aliasGeneric":     {m + "Box.Get"},
+		"typeParam":        {m + "Stringer.String"},
+		"typeParamGrouped": {m + "Stringer.String"},
+		"Set.First":        {m + "Stringer.String"},
+		"Set.Each":         {m + "Stringer.String"},
+		"longLiteral":      {m + "T.M"},
+		"usePkgLiteral":    {m + "T.M"},
 	}
 	for fn, callees := range want {
 		n := byQual(t, g, m+fn)
@@ -161,6 +183,11 @@ func TestGoValueFlow(t *testing.T) {
 	sort.Strings(disp)
 	if strings.Join(disp, " ") != m+"T.N "+m+"helper" {
 		t.Errorf("apply dispatches to %v, want [T.N helper]", disp)
+	}
+	// A call on a type parameter is a call of its constraint's method,
+	// dispatched to the implementations.
+	if !hasEdge(t, g, m+"typeParam", m+"Name.String", EdgeDispatches) {
+		t.Errorf("typeParam does not dispatch to Name.String")
 	}
 	for _, fn := range []string{"passFunc", "passMethod", "methodValue"} {
 		if out := g.Out(byQual(t, g, m+fn).ID, EdgeDispatches); len(out) != 0 {
