@@ -12,12 +12,12 @@ import "strings"
 // calls through the callee's declared result type (whatever the arguments),
 // indexing through slice/array/map element types, assertions by their type.
 //
-// Not modelled (see BENCHMARKS.md): function values (fields or variables of
-// func type, closures), results other than the first, multiple assignment
-// from several values (a, b := x, y), named non-struct types' element types
-// (type Items []*Item; items[i].M()), generic type arguments (a T[K] is a T),
-// and a variable that takes different types in one function (only resolved
-// when one of those types has the member).
+// Also followed: type aliases (to their target), type parameters (to their
+// constraint), locals holding function or method values (flow_go_values.go).
+// Not modelled (see BENCHMARKS.md): functions stored in struct fields, maps
+// or slices, plain reassignment (x = f()) after a typed declaration, and a
+// variable that takes different types in one function (resolved by the
+// assignment last before the use, else when one type has the member).
 
 type goEntKind uint8
 
