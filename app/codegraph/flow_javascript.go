@@ -125,8 +125,8 @@ func jsDocType(c string) string {
 	for _, alt := range strings.Split(rest[1:end], "|") {
 		t := strings.Trim(strings.TrimSpace(alt), "!?()")
 		if j := strings.IndexAny(t, "<[( "); j >= 0 {
-			if t[j] == '(' {
-				return "" // function(…): a function type
+			if t[j] == '(' || t[j] == '[' {
+				return "" // function(…) or T[]: not an instance of T
 			}
 			t = t[:j]
 		}
