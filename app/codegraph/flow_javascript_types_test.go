@@ -61,6 +61,17 @@ function local() {
 
 function pick() { return null }
 `,
+	"src/util/die.ts":  "export function die(n: number) {}\nexport function warn() {}\n",
+	"src/util/more.ts": "export function other() {}\n",
+	"src/internal.ts":  "export * from './util/die'\nexport { other as renamed } from './util/more'\n",
+	"src/user.ts": `import { die, renamed } from './internal'
+import * as all from './internal'
+
+export function useBarrel() {
+  die(1)
+  renamed()
+}
+`,
 }
 
 // TestJSTypeSources checks each shape with its exact edges.
@@ -82,6 +93,8 @@ func TestJSTypeSources(t *testing.T) {
 	exactEdges(t, g, "src/b:C.runField", EdgeCalls, other)
 	exactEdges(t, g, "src/b:C.runNone", EdgeCalls)
 	exactEdges(t, g, "src/b:local", EdgeCalls, "src/b:pick", sink)
+	// Names re-exported by a barrel file (export * from, export { a as b } from).
+	exactEdges(t, g, "src/user:useBarrel", EdgeCalls, "src/util/die:die", "src/util/more:other")
 }
 
 // TestJSTypeSourcesIncremental: editing a JSDoc @type or a parameter

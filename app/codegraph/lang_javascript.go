@@ -52,6 +52,8 @@ const jsCommonQuery = `
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
 (import_statement (import_clause (namespace_import (identifier) @alias)) source: (string) @module) @import
 (import_statement source: (string) @module) @import
+(export_statement "*" source: (string) @module) @wildcard @import
+(export_statement (export_clause (export_specifier name: (identifier) @name alias: (identifier)? @alias)) source: (string) @module) @import
 (variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 
