@@ -1122,6 +1122,11 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		} else {
 			target, outcome = b.resolveRef(fb, family, r, 0)
 		}
+		if outcome == outUnresolved && family == "js" && r.Object == "this" {
+			if id, ok := b.jsThisProperty(fb, r); ok { // flow_javascript.go
+				target, outcome = id, outResolved
+			}
+		}
 		if fe != nil && b.resolveFlowRef(fe, fb, r, src, target, outcome, res) {
 			res.resolved++
 			continue

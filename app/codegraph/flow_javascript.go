@@ -141,3 +141,34 @@ func jsDocType(c string) string {
 	}
 	return ""
 }
+
+// jsThisProperty resolves this.name() inside a function assigned to a
+// property (app.use = function use() { this.lazyrouter() }, or
+// Foo.prototype.bar = function () { this.baz() }): this is the object the
+// function was assigned to, so name is the function assigned to the same
+// object's property name in the same file.
+func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
+	if r.Def < 0 {
+		return "", false
+	}
+	d := fb.fd.Defs[r.Def]
+	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(lhs, '.')
+	if i <= 0 || lhs[i+1:] != d.Name || !isDottedIdent(lhs) {
+		return "", false
+	}
+	obj := lhs[:i]
+	if obj == "this" {
+		return "", false
+	}
+	want := obj + "." + r.Name + " = "
+	for k, o := range fb.fd.Defs {
+		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == r.Name && strings.HasPrefix(o.Sig, want) {
+			return fb.ids[k], true
+		}
+	}
+	return "", false
+}

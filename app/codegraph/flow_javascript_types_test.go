@@ -61,6 +61,17 @@ function local() {
 
 function pick() { return null }
 `,
+	"src/app.js": `var app = exports = module.exports = {}
+app.lazy = function lazy() { return 1 }
+app.use = function use(fn) {
+  this.lazy()
+  this.missing()
+}
+
+function Foo() {}
+Foo.prototype.bar = function () { this.baz() }
+Foo.prototype.baz = function () { return 2 }
+`,
 	"src/util/die.ts":  "export function die(n: number) {}\nexport function warn() {}\n",
 	"src/util/more.ts": "export function other() {}\n",
 	"src/internal.ts":  "export * from './util/die'\nexport { other as renamed } from './util/more'\n",
@@ -93,6 +104,9 @@ func TestJSTypeSources(t *testing.T) {
 	exactEdges(t, g, "src/b:C.runField", EdgeCalls, other)
 	exactEdges(t, g, "src/b:C.runNone", EdgeCalls)
 	exactEdges(t, g, "src/b:local", EdgeCalls, "src/b:pick", sink)
+	// this inside a function assigned to an object's property is the object.
+	exactEdges(t, g, "src/app:use", EdgeCalls, "src/app:lazy")
+	exactEdges(t, g, "src/app:bar", EdgeCalls, "src/app:baz")
 	// Names re-exported by a barrel file (export * from, export { a as b } from).
 	exactEdges(t, g, "src/user:useBarrel", EdgeCalls, "src/util/die:die", "src/util/more:other")
 }
