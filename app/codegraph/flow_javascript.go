@@ -146,7 +146,8 @@ func jsDocType(c string) string {
 // property (app.use = function use() { this.lazyrouter() }, or
 // Foo.prototype.bar = function () { this.baz() }): this is the object the
 // function was assigned to, so name is the function assigned to the same
-// object's property name in the same file.
+// object's property name in the same file. In a constructor function Foo,
+// this.baz() is Foo.prototype.baz.
 func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
 	if r.Def < 0 {
 		return "", false
@@ -154,7 +155,12 @@ func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
 	d := fb.fd.Defs[r.Def]
 	lhs, _, ok := strings.Cut(d.Sig, " = ")
 	if !ok {
-		return "", false
+		// A constructor function: function View() { this.lookup() } with
+		// View.prototype.lookup = function lookup() {…}.
+		if d.Kind != KindFunction || !strings.HasPrefix(d.Sig, "function "+d.Name+"(") {
+			return "", false
+		}
+		lhs = d.Name + ".prototype." + d.Name
 	}
 	i := strings.LastIndexByte(lhs, '.')
 	if i <= 0 || lhs[i+1:] != d.Name || !isDottedIdent(lhs) {

@@ -68,7 +68,7 @@ app.use = function use(fn) {
   this.missing()
 }
 
-function Foo() {}
+function Foo() { this.baz() }
 Foo.prototype.bar = function () { this.baz() }
 Foo.prototype.baz = function () { return 2 }
 `,
@@ -107,6 +107,7 @@ func TestJSTypeSources(t *testing.T) {
 	// this inside a function assigned to an object's property is the object.
 	exactEdges(t, g, "src/app:use", EdgeCalls, "src/app:lazy")
 	exactEdges(t, g, "src/app:bar", EdgeCalls, "src/app:baz")
+	exactEdges(t, g, "src/app:Foo", EdgeCalls, "src/app:baz")
 	// Names re-exported by a barrel file (export * from, export { a as b } from).
 	exactEdges(t, g, "src/user:useBarrel", EdgeCalls, "src/util/die:die", "src/util/more:other")
 }
