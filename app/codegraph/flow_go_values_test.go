@@ -215,3 +215,31 @@ func TestGoParamName(t *testing.T) {
 		}
 	}
 }
+
+// TestGoParamDispatchIncremental: the dispatches edge from a callee to a
+// function passed to it lives in the call site's file; editing either side
+// re-resolves it, and each update equals a fresh index.
+func TestGoParamDispatchIncremental(t *testing.T) {
+	files := map[string]string{
+		"go.mod":     "module ex.com/p\n\ngo 1.22\n",
+		"lib/lib.go": "package lib\n\n// Apply runs cb.\nfunc Apply(cb func()) { cb() }\n",
+		"main.go":    "package main\n\nimport \"ex.com/p/lib\"\n\nfunc helper() {}\n\nfunc other() {}\n\nfunc main() { lib.Apply(helper) }\n",
+	}
+	root := writeTree(t, files)
+	p := openT(t, root, Options{NoCache: true})
+	if !hasEdge(t, p.Graph(), "ex.com/p/lib.Apply", "ex.com/p.helper", EdgeDispatches) {
+		t.Fatal("no Apply -> helper dispatch before the edits")
+	}
+	edits := []struct{ file, from, to string }{
+		{"main.go", "lib.Apply(helper)", "lib.Apply(other)"},
+		{"lib/lib.go", "{ cb() }", "{ _ = cb }"},
+		{"lib/lib.go", "{ _ = cb }", "{ cb() }"},
+	}
+	for i, e := range edits {
+		applyEdit(t, p, root, i, e.file, e.from, e.to)
+	}
+	g := p.Graph()
+	if hasEdge(t, g, "ex.com/p/lib.Apply", "ex.com/p.helper", EdgeDispatches) || !hasEdge(t, g, "ex.com/p/lib.Apply", "ex.com/p.other", EdgeDispatches) {
+		t.Errorf("after the edits Apply should dispatch to other only")
+	}
+}
