@@ -155,8 +155,9 @@ type fileBuild struct {
 	res        *fileResult // imports and other references
 
 	// Go only (build_go.go, flow_go.go).
-	goBuild  int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
-	goHintAt map[hintKey][]hintAt // where each recorded type of a variable is assigned
+	goBuild      int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
+	goHintAt     map[hintKey][]hintAt // where each recorded type of a variable is assigned
+	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 }
 
 type nestKey struct {
@@ -440,6 +441,10 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang != nil {
 		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
 		fb.key = fb.keys[0]
+		if fb.lang.family == "js" {
+			fb.fd = jsRefs(fd) // flow_javascript.go
+			fd = fb.fd
+		}
 	}
 	// The file's nodes live in one array (one allocation per file, not
 	// per node); published nodes are never modified, only replaced.
@@ -1178,6 +1183,8 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		if r.Kind == refArg || r.Kind == refImplicit {
 			if fe != nil {
 				b.resolveFlowExtra(fe, fb, r, src, res)
+			} else if family == "go" && r.Kind == refArg {
+				b.goResolveArg(fb, r, res) // flow_go_values.go
 			}
 			continue
 		}
@@ -1192,10 +1199,15 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		}
 		var target string
 		var outcome outcome
-		if family == "go" && r.Object != "" && r.Kind != refInherit {
+		if family == "go" && r.Kind != refInherit && (r.Object != "" || r.Kind == refCall) {
 			target, outcome = b.goResolveRef(fb, r) // flow_go.go
 		} else {
 			target, outcome = b.resolveRef(fb, family, r, 0)
+		}
+		if outcome == outUnresolved && family == "js" && r.Object == "this" {
+			if id, ok := b.jsThisProperty(fb, r); ok { // flow_javascript.go
+				target, outcome = id, outResolved
+			}
 		}
 		if fe != nil && b.resolveFlowRef(fe, fb, r, src, target, outcome, res) {
 			res.resolved++

@@ -12,12 +12,12 @@ import "strings"
 // calls through the callee's declared result type (whatever the arguments),
 // indexing through slice/array/map element types, assertions by their type.
 //
-// Not modelled (see BENCHMARKS.md): function values (fields or variables of
-// func type, closures), results other than the first, multiple assignment
-// from several values (a, b := x, y), named non-struct types' element types
-// (type Items []*Item; items[i].M()), generic type arguments (a T[K] is a T),
-// and a variable that takes different types in one function (only resolved
-// when one of those types has the member).
+// Also followed: type aliases (to their target), type parameters (to their
+// constraint), locals holding function or method values (flow_go_values.go).
+// Not modelled (see BENCHMARKS.md): functions stored in struct fields, maps
+// or slices, plain reassignment (x = f()) after a typed declaration, and a
+// variable that takes different types in one function (resolved by the
+// assignment last before the use, else when one type has the member).
 
 type goEntKind uint8
 
@@ -68,6 +68,22 @@ const goMaxDepth = 8
 // goResolveRef resolves a Go reference with a receiver expression.
 func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
 	ev := &goEval{b: b, fb: fb, line: r.Line}
+	if r.Object == "" {
+		// f(): a function, or a local holding a function or method value.
+		id, out := b.resolveRef(fb, "go", r, 0)
+		if out != outUnresolved {
+			return id, out
+		}
+		if bd, ok := fb.lookupName(r.Name, r.Def); !ok || bd.kind != bLocal {
+			return id, out
+		}
+		if e := ev.ident(fb, r.Def, r.Name, 0); e.kind == geFunc {
+			if n := b.nodeByID[e.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				return e.id, outResolved
+			}
+		}
+		return id, out
+	}
 	ent := ev.eval(fb, r.Def, r.Object, 0)
 	id, out := ev.selectRef(fb, ent, r.Name)
 	if out == outResolved || ev.ambName == "" {
@@ -123,6 +139,24 @@ func (ev *goEval) selectRef(fb *fileBuild, ent goEnt, name string) (string, outc
 // classOf resolves the named type of t to a class node of the project;
 // ext reports a type outside the project or builtin.
 func (ev *goEval) classOf(t goTyp) (string, bool) {
+	cls, ext := ev.classOf1(t)
+	// A type alias (type A = B, type N = Box[int]) is its target type.
+	for i := 0; i < 4 && cls != ""; i++ {
+		n := ev.b.nodeByID[cls]
+		if n == nil || !strings.HasPrefix(n.Signature, n.Name+" = ") {
+			break
+		}
+		u := ev.underlying(goTyp{cls: cls})
+		if u.cls == cls || u.fb == nil {
+			break
+		}
+		cls, ext = ev.classOf1(u)
+	}
+	return cls, ext
+}
+
+// classOf1 is classOf without following aliases.
+func (ev *goEval) classOf1(t goTyp) (string, bool) {
 	if t.cls != "" {
 		return t.cls, false
 	}
@@ -145,6 +179,11 @@ func (ev *goEval) classOf(t goTyp) (string, bool) {
 		name = pkg
 		bd, ok := goLookupType(t.fb, name, t.scope)
 		if !ok {
+			// A type parameter is typed by its constraint (an interface
+			// of the project: calls on it are interface calls).
+			if c, fb, scope, ok := ev.goTypeParam(t.fb, name, t.scope); ok && c != name {
+				return ev.classOf1(goTyp{fb: fb, scope: scope, expr: c})
+			}
 			return "", t.fb.lang.builtins[name]
 		}
 		switch bd.kind {
@@ -713,7 +752,7 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 	if t.cls == "" && (e == "" || e[0] == '[' || strings.HasPrefix(e, "map[") || strings.HasPrefix(e, "chan ") || strings.HasPrefix(e, "<-chan ")) {
 		return t
 	}
-	cls, _ := ev.classOf(t)
+	cls, _ := ev.classOf1(t)
 	if cls == "" {
 		return t
 	}
@@ -748,6 +787,8 @@ type hintAt struct {
 
 // goHintLines records where each variable's types are assigned.
 func (fb *fileBuild) goHintLines() {
+	fb.goRecordParamCalls()
+	fb.goDropLiteralValues()
 	for _, r := range fb.fd.Refs {
 		if r.Kind != refAssign || r.Name == returnHint {
 			continue

@@ -243,8 +243,12 @@ func (b *builder) goInterfaces(ordered []*fileBuild) []Edge {
 }
 
 // goVisibleType reports a Go type fact other files read: a struct field's
-// type or a package-level variable's type or value.
+// type or a package-level variable's type or value, or a call of a parameter
+// (callers passing functions to it get dispatches edges).
 func goVisibleType(fd *fileData, r refRec) bool {
+	if r.Kind == refCall {
+		return goCallsParam(fd, r)
+	}
 	if r.Kind != refAssign || fd.Lang != "go" {
 		return false
 	}

@@ -20,7 +20,11 @@ const goQuery = `
 (type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (function_type) (channel_type) (type_identifier) (qualified_type) (generic_type)]) @def.class
 (type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type) (pointer_type) (channel_type) (type_identifier) (qualified_type) (generic_type)] @object) @ref.assign
 
+(type_alias name: (type_identifier) @name type: (_)) @def.class
+(type_alias name: (type_identifier) @name type: (_) @object) @ref.assign
+
 (call_expression function: (identifier) @name) @ref.call
+(call_expression function: [(identifier) (selector_expression)] @object arguments: (argument_list [(identifier) (selector_expression)] @name) @body) @ref.arg
 (call_expression function: (selector_expression operand: (_) @object field: (field_identifier) @name)) @ref.call
 
 (composite_literal type: (type_identifier) @name) @ref.use
@@ -43,6 +47,8 @@ const goQuery = `
 (var_spec . name: (identifier) @name !type value: (expression_list . (_) @value)) @ref.assign
 (var_spec name: (identifier) name: (identifier) @name !type) @value @ref.assign
 (short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . (_) @value)) @ref.assign
+(short_var_declaration left: (expression_list . (identifier) @name) right: (expression_list . [(composite_literal type: (_) @object) (unary_expression operand: (composite_literal type: (_) @object))])) @ref.assign
+(var_spec . name: (identifier) @name !type value: (expression_list . [(composite_literal type: (_) @object) (unary_expression operand: (composite_literal type: (_) @object))])) @ref.assign
 (short_var_declaration left: (expression_list (identifier) (identifier) @name)) @value @ref.assign
 (assignment_statement left: (expression_list (identifier) (identifier) @name) operator: "=") @value @ref.assign
 (range_clause left: (expression_list (identifier) @name) right: (_)) @value @ref.assign

@@ -42,6 +42,9 @@ const jsCommonQuery = `
 (return_statement (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(identifier) (member_expression)] @name) @body) @ref.arg
 (call_expression function: (super) @name) @ref.call
+((comment) @object . (expression_statement (assignment_expression left: (member_expression object: (this) property: (property_identifier)) @name)) @ref.assign)
+((comment) @object . (lexical_declaration (variable_declarator name: (identifier) @name)) @ref.assign)
+((comment) @object . (variable_declaration (variable_declarator name: (identifier) @name)) @ref.assign)
 (call_expression function: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
 (new_expression constructor: [(identifier) (member_expression)] @object arguments: (arguments [(arrow_function parameters: (formal_parameters) @name) (function_expression parameters: (formal_parameters) @name)]) @body) @ref.arg
 
@@ -49,6 +52,8 @@ const jsCommonQuery = `
 (import_statement (import_clause (named_imports (import_specifier name: (identifier) @name alias: (identifier)? @alias))) source: (string) @module) @import
 (import_statement (import_clause (namespace_import (identifier) @alias)) source: (string) @module) @import
 (import_statement source: (string) @module) @import
+(export_statement "*" source: (string) @module) @wildcard @import
+(export_statement (export_clause (export_specifier name: (identifier) @name alias: (identifier)? @alias)) source: (string) @module) @import
 (variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 
@@ -64,6 +69,7 @@ const jsCommonQuery = `
 const jsQuery = jsCommonQuery + `
 (formal_parameters (identifier) @name) @local
 (field_definition property: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
+((comment) @object . (field_definition property: (property_identifier) @name) @ref.assign)
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
 (class_heritage (identifier) @name) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
@@ -88,6 +94,12 @@ const tsQuery = jsCommonQuery + `
 (public_field_definition name: (property_identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (public_field_definition name: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 (variable_declarator name: (identifier) @name type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(required_parameter pattern: (identifier) @name type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(optional_parameter pattern: (identifier) @name type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(public_field_definition name: (property_identifier) @name type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(variable_declarator name: (identifier) @name type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(method_definition return_type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
+(function_declaration return_type: (type_annotation (union_type [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (variable_declarator name: (identifier) @name type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (function_declaration return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
 (function_declaration return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign

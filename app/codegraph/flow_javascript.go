@@ -1,0 +1,180 @@
+package codegraph
+
+import "strings"
+
+// JS/TS facts the value-flow layer reads that extraction cannot give as a
+// plain type name: JSDoc @type tags on variables, this.x assignments and
+// class fields (the query captures the comment right above them), and
+// TypeScript parameter properties (constructor(private sink: Sink) makes
+// this.sink a Sink), and non-null assertions in receivers (this.a!.m()). jsRefs rewrites a file's references into the refAssign
+// records the flow layer already understands; it is idempotent, so a file
+// data that went through it once is returned as it is.
+
+// maxJSDocType bounds the comment text read for a @type tag.
+const maxJSDocType = 4096
+
+// jsRefs returns fd, or a copy whose references have JSDoc @type comments
+// turned into type names (other comments dropped) and TypeScript parameter
+// properties added as this.name assignments.
+func jsRefs(fd *fileData) *fileData {
+	need := false
+	for _, r := range fd.Refs {
+		if (r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "" {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return fd
+	}
+	out := make([]refRec, 0, len(fd.Refs)+4)
+	seen := map[refRec]bool{}
+	for _, r := range fd.Refs {
+		if r.Kind == refAssign {
+			seen[r] = true
+		}
+	}
+	for _, r := range fd.Refs {
+		if r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//")) {
+			typ := jsDocType(r.Object)
+			if typ == "" {
+				continue
+			}
+			r.Object = typ
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+		}
+		if o := jsNonNull(r.Object); o != "" {
+			r.Object = o // this.a!.m(): the non-null assertion does not change the type
+		}
+		out = append(out, r)
+		if jsParamProperty(fd, r) {
+			p := refRec{Kind: refAssign, Name: "this." + r.Name, Object: r.Object, Def: r.Def, Line: r.Line}
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	cp := *fd
+	cp.Refs = out
+	return &cp
+}
+
+// jsNonNull returns a receiver expression with TypeScript non-null
+// assertions removed (this.a!.b! → this.a.b) when that leaves a dotted
+// name, else "".
+func jsNonNull(obj string) string {
+	if !strings.Contains(obj, "!") || strings.Contains(obj, "!=") {
+		return ""
+	}
+	o := strings.ReplaceAll(obj, "!", "")
+	if !isDottedIdent(o) {
+		return ""
+	}
+	return o
+}
+
+// jsParamProperty reports a typed parameter of a constructor declared with
+// an accessibility or readonly modifier (a TypeScript parameter property).
+func jsParamProperty(fd *fileData, r refRec) bool {
+	if r.Kind != refAssign || r.Def < 0 || strings.Contains(r.Name, ".") || r.Name == returnHint {
+		return false
+	}
+	d := fd.Defs[r.Def]
+	if d.Name != "constructor" || !strings.Contains(d.Sig, r.Name) {
+		return false
+	}
+	for _, p := range sigParamTexts(d.Sig, d.Name) {
+		f := strings.Fields(strings.TrimSpace(p))
+		for i := 0; i+1 < len(f); i++ {
+			switch f[i] {
+			case "private", "public", "protected", "readonly", "override":
+			default:
+				continue
+			}
+			if name := strings.TrimRight(strings.SplitN(f[i+1], ":", 2)[0], "?"); name == r.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsDocType returns the type a JSDoc comment gives with @type {T} (the
+// first member of a union other than null/undefined, generics dropped), or
+// "" when there is none or it is not a plain (dotted) type name.
+func jsDocType(c string) string {
+	if len(c) > maxJSDocType || !strings.HasPrefix(c, "/**") {
+		return ""
+	}
+	i := strings.Index(c, "@type")
+	if i < 0 {
+		return ""
+	}
+	rest := strings.TrimSpace(c[i+len("@type"):])
+	if !strings.HasPrefix(rest, "{") {
+		return ""
+	}
+	end := strings.IndexByte(rest, '}')
+	if end < 0 {
+		return ""
+	}
+	for _, alt := range strings.Split(rest[1:end], "|") {
+		t := strings.Trim(strings.TrimSpace(alt), "!?()")
+		if j := strings.IndexAny(t, "<[( "); j >= 0 {
+			if t[j] == '(' || t[j] == '[' {
+				return "" // function(…) or T[]: not an instance of T
+			}
+			t = t[:j]
+		}
+		switch t {
+		case "null", "undefined", "":
+			continue
+		}
+		if isDottedIdent(t) {
+			return t
+		}
+		return ""
+	}
+	return ""
+}
+
+// jsThisProperty resolves this.name() inside a function assigned to a
+// property (app.use = function use() { this.lazyrouter() }, or
+// Foo.prototype.bar = function () { this.baz() }): this is the object the
+// function was assigned to, so name is the function assigned to the same
+// object's property name in the same file. In a constructor function Foo,
+// this.baz() is Foo.prototype.baz.
+func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
+	if r.Def < 0 {
+		return "", false
+	}
+	d := fb.fd.Defs[r.Def]
+	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	if !ok {
+		// A constructor function: function View() { this.lookup() } with
+		// View.prototype.lookup = function lookup() {…}.
+		if d.Kind != KindFunction || !strings.HasPrefix(d.Sig, "function "+d.Name+"(") {
+			return "", false
+		}
+		lhs = d.Name + ".prototype." + d.Name
+	}
+	i := strings.LastIndexByte(lhs, '.')
+	if i <= 0 || lhs[i+1:] != d.Name || !isDottedIdent(lhs) {
+		return "", false
+	}
+	obj := lhs[:i]
+	if obj == "this" {
+		return "", false
+	}
+	want := obj + "." + r.Name + " = "
+	for k, o := range fb.fd.Defs {
+		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == r.Name && strings.HasPrefix(o.Sig, want) {
+			return fb.ids[k], true
+		}
+	}
+	return "", false
+}
