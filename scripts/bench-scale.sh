@@ -18,6 +18,8 @@
 #   NODE=...     node for rdeps/neighbors (default: json/decoder.py or
 #                fmt/print.go when present, else the first file found)
 #   SEARCH=...   search text (default "parse")
+#   BEFORE_SHORT=1  only cold index, warm index and search for BEFORE (each
+#                warm command of code without a persisted graph is a re-open)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CORPUS=${1:-/usr/lib/python3.11}
@@ -77,6 +79,9 @@ run_binary() {
 	}
 	row "warm index" "$bin" index "$tmp/src"
 	row "warm query search" "$bin" query "$tmp/src" search "$SEARCH"
+	if [ "$name" = before ] && [ -n "${BEFORE_SHORT:-}" ]; then
+		return # every warm command of the old code costs about a re-open
+	fi
 	row "warm query rdeps" "$bin" query "$tmp/src" rdeps "$NODE"
 	row "warm query neighbors" "$bin" query "$tmp/src" neighbors "$NODE"
 	row "warm query rank" "$bin" query "$tmp/src" rank
