@@ -456,24 +456,29 @@ func decodeBody(root string, body []byte) (*snapshot, error) {
 		}
 		return nodes[i]
 	}
-	end := func() string {
+	end := func() (string, int32) {
 		v := r.uv()
 		if v&1 == 0 {
 			if v>>1 >= uint64(nNodes) {
 				r.fail("edge end")
-				return ""
+				return "", -1
 			}
-			return nodes[v>>1].ID
+			return nodes[v>>1].ID, int32(v >> 1)
 		}
 		if v>>1 >= uint64(len(strs)) {
 			r.fail("edge end")
-			return ""
+			return "", -1
 		}
-		return strs[v>>1]
+		return strs[v>>1], -1
 	}
-	edges := make([]Edge, r.count(4))
+	nEdges := r.count(4)
+	edges := make([]Edge, nEdges)
+	from, to := make([]int32, nEdges), make([]int32, nEdges)
 	for i := range edges {
-		edges[i] = Edge{From: end(), To: end(), Kind: EdgeKind(s()), Line: int(r.iv())}
+		e := &edges[i]
+		e.From, from[i] = end()
+		e.To, to[i] = end()
+		e.Kind, e.Line = EdgeKind(s()), int(r.iv())
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -496,10 +501,7 @@ func decodeBody(root string, body []byte) (*snapshot, error) {
 		}
 		return m
 	}
-	g := &Graph{root: root, nodes: nodes, edges: edges, byID: make(map[string]*Node, nNodes)}
-	for _, n := range nodes {
-		g.byID[n.ID] = n
-	}
+	g := &graphParts{root: root, nodes: nodes, edges: edges, from: from, to: to}
 	g.children = readLists()
 	g.byFile = readLists()
 	nf := r.count(2)
@@ -555,7 +557,7 @@ func decodeBody(root string, body []byte) (*snapshot, error) {
 		}
 		g.globals[key] = gl
 	}
-	snap := &snapshot{graph: g}
+	snap := &snapshot{}
 	snap.problems = make([]Problem, r.count(3))
 	for j := range snap.problems {
 		snap.problems[j] = Problem{Path: s(), Reason: s(), Skipped: r.flag()}
@@ -584,5 +586,6 @@ func decodeBody(root string, body []byte) (*snapshot, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	snap.graph = newGraphFromParts(g)
 	return snap, nil
 }

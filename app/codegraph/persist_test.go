@@ -114,6 +114,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	graphsEqual(t, "decoded", snap.graph, g)
+	// The edge index built from integer endpoints equals Graph's own.
+	g.index()
+	if !reflect.DeepEqual(snap.graph.out, g.out) || !reflect.DeepEqual(snap.graph.in, g.in) {
+		t.Errorf("edge index differs from Graph.index's")
+	}
+	for _, n := range g.nodes[:min(len(g.nodes), 40)] {
+		if !reflect.DeepEqual(snap.graph.Out(n.ID), g.Out(n.ID)) || !reflect.DeepEqual(snap.graph.RDeps(n.ID), g.RDeps(n.ID)) {
+			t.Errorf("Out/RDeps of %s differ", n.ID)
+		}
+	}
 	if !reflect.DeepEqual(snap.problems, probs) || !reflect.DeepEqual(snap.ranks, ranks) {
 		t.Errorf("problems/ranks differ")
 	}
