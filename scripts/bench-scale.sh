@@ -18,6 +18,7 @@
 #   NODE=...     node for rdeps/neighbors (default: json/decoder.py or
 #                fmt/print.go when present, else the first file found)
 #   SEARCH=...   search text (default "parse")
+#   KEEP=1       keep the copy (indexed by BIN) for further measurements
 #   BEFORE_SHORT=1  only cold index, warm index and search for BEFORE (each
 #                warm command of code without a persisted graph is a re-open)
 set -euo pipefail
@@ -35,7 +36,9 @@ if [ ! -x /usr/bin/time ]; then
 fi
 [ -x "$BIN" ] || { echo "bench-scale: $BIN not built (make build)" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/bench-scale.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+if [ -z "${KEEP:-}" ]; then
+	trap 'rm -rf "$tmp"' EXIT
+fi
 cp -r "$CORPUS/." "$tmp/src"
 find "$tmp/src" -type f -size +1M -delete
 rm -rf "$tmp/src/.codeloom"
