@@ -165,7 +165,6 @@ func TestPersistScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.WriteFile(full, orig, 0o644)
 	comment := "#"
 	if strings.HasSuffix(target, ".go") {
 		comment = "//"
@@ -241,4 +240,20 @@ func fragments(g *Graph) map[string]*Graph {
 		}
 	}
 	return out
+}
+
+// BenchmarkPersistOpen opens an unchanged project from its persisted graph
+// (CODELOOM_SCALE_CORPUS, a copy that has been indexed once).
+func BenchmarkPersistOpen(b *testing.B) {
+	root := os.Getenv("CODELOOM_SCALE_CORPUS")
+	if root == "" {
+		b.Skip("set CODELOOM_SCALE_CORPUS to an indexed copy of a corpus")
+	}
+	for i := 0; i < b.N; i++ {
+		p, err := Open(context.Background(), root, Options{})
+		if err != nil || !p.Report().FromSnapshot {
+			b.Fatalf("open: %v %+v", err, p.Report().CacheErr)
+		}
+		p.Close()
+	}
 }
