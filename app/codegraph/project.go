@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"codeloom/app/memory"
 )
 
 // DefaultMaxFileSize is the size above which a source file is skipped.
@@ -293,6 +295,14 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 		// Nothing changed since the graph was persisted: load it, build nothing.
 		snap, err := p.loadSnapshot(p.headerFromWalk(wr))
 		if snap != nil {
+			if p.opts.Store == nil {
+				// The store is not needed to load, but a damaged one is
+				// still found and reported (cheap when it is as its last
+				// writer left it).
+				if _, err := memory.CheckProject(p.root); err != nil {
+					p.log.Warn("codegraph store check", "root", p.root, "err", err)
+				}
+			}
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			for _, n := range wr.notes {

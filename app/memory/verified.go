@@ -1,9 +1,12 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 )
 
 // A full verify (every key of every bucket) reads the whole store; on a big
@@ -70,3 +73,30 @@ func recordVerified(path string, state fileState) error {
 // forgetVerified removes the marker (before anything that may change the
 // file without this process's commits, e.g. moving a damaged store aside).
 func forgetVerified(path string) { os.Remove(path + verifiedSuffix) }
+
+// CheckProject makes sure the project's store is sound without keeping it
+// open, for a command that does not otherwise need the store (a warm open
+// that loads the persisted graph). Nothing is read when there is no store
+// or when the file is exactly as its last writer left it at Close; when
+// another process holds the store, that process answers for it and nothing
+// is done. Otherwise it is opened as OpenProject opens it (checked,
+// verified, moved aside with a logged notice when damaged) and closed. It
+// returns the notice of what was done, if anything.
+func CheckProject(root string) (string, error) {
+	path := filepath.Join(DataDir(root), FileName)
+	if _, err := os.Stat(path); err != nil {
+		return "", nil
+	}
+	if verifiedUnchanged(path) {
+		return "", nil
+	}
+	s, err := openProject(root, time.Nanosecond)
+	if errors.Is(err, ErrLocked) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	n := s.Notice()
+	return n, s.Close()
+}

@@ -65,3 +65,34 @@ func TestVerifySkippedOnlyWhenUnchanged(t *testing.T) {
 		t.Error("damage written after the last verified close was not detected")
 	}
 }
+
+// TestCheckProject: a store as its writer left it is not read; a damaged
+// one is found and moved aside with a notice.
+func TestCheckProject(t *testing.T) {
+	root := t.TempDir()
+	if n, err := CheckProject(root); n != "" || err != nil {
+		t.Fatalf("no store: %q %v", n, err)
+	}
+	s, err := OpenProject(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutBlob("b", "k", []byte(strings.Repeat("v", 9000)))
+	s.Close()
+	if n, err := CheckProject(root); n != "" || err != nil {
+		t.Fatalf("clean store: %q %v", n, err)
+	}
+	path := filepath.Join(DataDir(root), FileName)
+	st, _ := os.Stat(path)
+	f, _ := os.OpenFile(path, os.O_RDWR, 0)
+	junk := make([]byte, st.Size()-int64(2*os.Getpagesize()))
+	for i := range junk {
+		junk[i] = 0x5A
+	}
+	f.WriteAt(junk, int64(2*os.Getpagesize()))
+	f.Close()
+	n, err := CheckProject(root)
+	if err != nil || !strings.Contains(n, "damaged") {
+		t.Fatalf("damaged store: %q %v", n, err)
+	}
+}
