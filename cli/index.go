@@ -131,8 +131,12 @@ func checkDir(env Env, cmd, dir string) int {
 // writeIndexSummary prints the human-readable index report.
 func writeIndexSummary(w io.Writer, r codegraph.Report) {
 	s := r.Stats
-	fmt.Fprintf(w, "indexed %s in %s: %d files, %d lines, %.1f MB (%d parsed, %d from cache)\n",
-		quoteName(r.Root), r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached)
+	from := ""
+	if r.FromSnapshot {
+		from = "; unchanged: loaded the persisted graph"
+	}
+	fmt.Fprintf(w, "indexed %s in %s: %d files, %d lines, %.1f MB (%d parsed, %d from cache%s)\n",
+		quoteName(r.Root), r.Duration.Round(time.Millisecond), s.Files, s.Lines, float64(s.Bytes)/1e6, r.Parsed, r.Cached, from)
 	fmt.Fprintf(w, "files by language:%s\n", fmtCounts(s.FilesByLanguage))
 	nk := map[string]int{}
 	for k, v := range s.NodesByKind {

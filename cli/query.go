@@ -169,7 +169,12 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			}
 			focus = append(focus, nd.ID)
 		}
-		rs := g.Rank(focus)
+		var rs []codegraph.Ranked
+		if len(focus) == 0 {
+			rs = p.GlobalRank() // persisted with the graph: not recomputed
+		} else {
+			rs = g.Rank(focus)
+		}
 		if *limit > 0 && len(rs) > *limit {
 			rs = rs[:*limit]
 		}

@@ -47,6 +47,11 @@ func TestCodecRoundTripAndCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the persisted graph (an unchanged project would load it and
+	// read no per-file record).
+	if err := os.Remove(SnapshotPath(root)); err != nil {
+		t.Fatal(err)
+	}
 	p3, err := Open(context.Background(), root, Options{})
 	if err != nil {
 		t.Fatal(err)

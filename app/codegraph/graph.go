@@ -139,25 +139,34 @@ func (g *Graph) index() {
 	g.idxOnce.Do(func() { g.adj = buildAdjacency(g.nodes, g.byID, g.edges) })
 }
 
-// buildAdjacency makes the compressed rows of edges (see adjacency): a
-// counting pass, prefix sums, then a pass placing each edge index.
+// buildAdjacency makes the compressed rows of edges (see adjacency) from
+// the edges' string endpoints, looked up once each.
 func buildAdjacency(nodes []*Node, byID map[string]int32, edges []Edge) *adjacency {
-	n := len(nodes)
-	a := &adjacency{
-		outOff: make([]int32, n+2), inOff: make([]int32, n+2),
-		outEdges: make([]int32, 0, len(edges)), inEdges: make([]int32, 0, len(edges)),
-	}
-	// Endpoint positions, looked up once (-1: not a node).
-	ends := make([]int32, 2*len(edges))
 	pos := func(id string) int32 {
 		if i, ok := byID[id]; ok {
 			return i
 		}
 		return -1
 	}
+	from := make([]int32, len(edges))
+	to := make([]int32, len(edges))
 	for i, e := range edges {
-		f, t := pos(e.From), pos(e.To)
-		ends[2*i], ends[2*i+1] = f, t
+		from[i], to[i] = pos(e.From), pos(e.To)
+	}
+	return adjacencyFromEnds(len(nodes), edges, from, to)
+}
+
+// adjacencyFromEnds makes the compressed rows of edges from each edge's
+// endpoint positions in the node list (-1: not a node; such edges are kept
+// by ID in extraOut/extraIn): a counting pass, prefix sums, then a pass
+// placing each edge index. The positions must be canonical (Graph.byID's).
+func adjacencyFromEnds(n int, edges []Edge, from, to []int32) *adjacency {
+	a := &adjacency{
+		outOff: make([]int32, n+2), inOff: make([]int32, n+2),
+		outEdges: make([]int32, 0, len(edges)), inEdges: make([]int32, 0, len(edges)),
+	}
+	for i, e := range edges {
+		f, t := from[i], to[i]
 		if f >= 0 {
 			a.outOff[f+2]++
 		} else {
@@ -185,11 +194,11 @@ func buildAdjacency(nodes []*Node, byID map[string]int32, edges []Edge) *adjacen
 	a.outEdges = a.outEdges[:a.outOff[n+1]]
 	a.inEdges = a.inEdges[:a.inOff[n+1]]
 	for i := range edges {
-		if f := ends[2*i]; f >= 0 {
+		if f := from[i]; f >= 0 {
 			a.outEdges[a.outOff[f+1]] = int32(i)
 			a.outOff[f+1]++
 		}
-		if t := ends[2*i+1]; t >= 0 {
+		if t := to[i]; t >= 0 {
 			a.inEdges[a.inOff[t+1]] = int32(i)
 			a.inOff[t+1]++
 		}

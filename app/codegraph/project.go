@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"codeloom/app/memory"
 )
 
 // DefaultMaxFileSize is the size above which a source file is skipped.
@@ -33,18 +35,25 @@ type Options struct {
 	Store BlobStore
 	// Logger receives debug and warning logs (default slog.Default()).
 	Logger *slog.Logger
+
+	// testHook, when set (tests only), is called at named moments of
+	// indexing, updating and persisting, so a test can kill the process there.
+	testHook func(stage string)
 }
 
 // Report describes the last indexing run.
 type Report struct {
-	Root     string        `json:"root"`
-	Stats    Stats         `json:"stats"`
-	Parsed   int           `json:"parsed"` // files parsed in this run
-	Cached   int           `json:"cached"` // files taken from the cache unchanged
-	Problems []Problem     `json:"problems"`
-	Skipped  int           `json:"skipped"` // problems that kept a file out of the graph
-	CacheErr string        `json:"cache_error,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
+	Root     string    `json:"root"`
+	Stats    Stats     `json:"stats"`
+	Parsed   int       `json:"parsed"` // files parsed in this run
+	Cached   int       `json:"cached"` // files taken from the cache unchanged
+	Problems []Problem `json:"problems"`
+	Skipped  int       `json:"skipped"` // problems that kept a file out of the graph
+	CacheErr string    `json:"cache_error,omitempty"`
+	// FromSnapshot is set when the graph was loaded from the persisted graph
+	// (nothing changed since it was written): no file was read or resolved.
+	FromSnapshot bool          `json:"from_snapshot,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
 }
 
 // Project is an indexed project folder: the current graph plus what is needed
@@ -68,6 +77,18 @@ type Project struct {
 
 	graph atomic.Pointer[Graph]
 	b     *builder // incremental graph builder (guarded by mu)
+
+	// Persisted graph (persist_project.go), guarded by mu.
+	loaded      bool                 // graph came from the snapshot: files and b not loaded yet
+	stamps      map[string]fileStamp // every walked file's state the graph stands for
+	walkProb    []Problem            // the walk's problems the graph stands for
+	envStamp    fileStamp            // the .env read by the last build
+	ranks       []float64            // global PageRank of rankG's nodes, by index
+	rankG       *Graph
+	snapGen     uint64 // state generation; bumped by every change to persist
+	snapDone    uint64 // generation last persisted
+	snapTimer   *time.Timer
+	snapWriteMu sync.Mutex // serialises snapshot writers
 
 	idleMu  sync.Mutex
 	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs
@@ -225,6 +246,12 @@ func (p *Project) Report() Report {
 // Close releases the project. The last graph stays readable.
 func (p *Project) Close() error {
 	p.mu.Lock()
+	if p.snapTimer != nil {
+		p.snapTimer.Stop()
+	}
+	p.mu.Unlock()
+	p.flushSnapshot() // an update not persisted yet
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	p.idleMu.Lock()
@@ -262,6 +289,31 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	wr, err := walk(ctx, p.root, p.opts.MaxFileSize, p.byExt)
 	if err != nil {
 		return err
+	}
+	var snapErr error
+	if !p.opts.NoCache {
+		// Nothing changed since the graph was persisted: load it, build nothing.
+		snap, err := p.loadSnapshot(p.headerFromWalk(wr))
+		if snap != nil {
+			if p.opts.Store == nil {
+				// The store is not needed to load, but a damaged one is
+				// still found and reported (cheap when it is as its last
+				// writer left it).
+				if _, err := memory.CheckProject(p.root); err != nil {
+					p.log.Warn("codegraph store check", "root", p.root, "err", err)
+				}
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			for _, n := range wr.notes {
+				p.log.Warn("codegraph walk", "root", p.root, "note", n)
+			}
+			p.installSnapshotLocked(snap, wr, start)
+			return nil
+		}
+		if err != nil {
+			snapErr = fmt.Errorf("%w (rebuilt)", err) // reported with the cache's errors
+		}
 	}
 	cached, cacheErr := p.loadCache()
 	fullSave := cached == nil
@@ -313,15 +365,44 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	if cacheErr == nil && (len(puts) > 0 || len(deletes) > 0 || fullSave) {
 		cacheErr = p.saveCache(puts, deletes, fullSave)
 	}
+	p.hook("cache-saved")
 	g := p.buildLocked()
 	p.graph.Store(g)
+	p.setStampsFromWalkLocked(wr)
 	p.report = Report{Root: p.root, Stats: g.stats, Parsed: parsed, Cached: reused, Duration: time.Since(start)}
+	if cacheErr == nil && snapErr != nil {
+		cacheErr = snapErr
+	}
+	if !p.opts.NoCache {
+		p.snapGen++
+		if err := p.writeSnapshotHeld(); err != nil && cacheErr == nil {
+			cacheErr = err
+		}
+	}
 	if cacheErr != nil {
 		p.report.CacheErr = cacheErr.Error()
 		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
 	}
 	p.fillProblemsLocked()
 	return nil
+}
+
+// hook calls the test hook, if any.
+func (p *Project) hook(stage string) {
+	if p.opts.testHook != nil {
+		p.opts.testHook(stage)
+	}
+}
+
+// writeSnapshotHeld persists the current state while mu is held (the
+// writer re-takes mu briefly, so it is released around the write).
+func (p *Project) writeSnapshotHeld() error {
+	j := p.snapJobLocked()
+	p.mu.Unlock()
+	defer p.mu.Lock()
+	p.snapWriteMu.Lock()
+	defer p.snapWriteMu.Unlock()
+	return p.writeSnapshot(j)
 }
 
 func (p *Project) fillProblemsLocked() {
@@ -344,6 +425,7 @@ const maxDotEnv = 1 << 20
 func (p *Project) buildLocked() *Graph {
 	env := map[string]string{}
 	delete(p.problems, ".env")
+	p.envStamp = envStampOf(p.root)
 	b, err := readProjectFile(filepath.Join(p.root, ".env"), maxDotEnv)
 	switch {
 	case err == nil:
@@ -542,6 +624,9 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	if p.closed {
 		return nil, fmt.Errorf("update files: %w", errProjectClosed)
 	}
+	if err := p.materializeLocked(ctx); err != nil {
+		return nil, fmt.Errorf("update files: %w", err)
+	}
 	var jobs []job
 	removed := map[string]bool{}
 	var rels []string
@@ -567,6 +652,13 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	for _, rel := range rels {
 		wf, keep, gone := p.classify(rel, inGit)
+		if keep || gone {
+			p.forgetWalkProblemLocked(rel)
+			delete(p.stamps, rel)
+		}
+		if keep {
+			p.stamps[rel] = stampOf(wf)
+		}
 		if gone {
 			if _, had := p.files[rel]; had {
 				removed[rel] = true
@@ -623,10 +715,14 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	if len(puts) > 0 || len(deletes) > 0 {
 		cacheErr = p.saveCache(puts, deletes, false)
 	}
+	p.hook("update-cache-saved")
 	g := p.graph.Load()
 	if changed {
 		g = p.buildLocked()
 		p.graph.Store(g)
+	}
+	if len(jobs) > 0 || len(removed) > 0 {
+		p.scheduleSnapshotLocked()
 	}
 	p.report.Stats = g.stats
 	p.report.Parsed = parsed

@@ -66,7 +66,7 @@ func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 			if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
 				// A removed directory takes its indexed files with it.
 				p.mu.Lock()
-				for f := range p.files {
+				for f := range p.stamps { // every walked file, also before the per-file records are loaded
 					if strings.HasPrefix(f, rel+"/") {
 						pending[f] = true
 					}

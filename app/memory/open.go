@@ -64,6 +64,7 @@ func precheckDamaged(path string, lockWait time.Duration, cause error) (string, 
 // moveAside renames the damaged store and returns the notice telling the
 // user what happened and how to read what is left.
 func moveAside(path string, dmg *DamageError) (string, error) {
+	forgetVerified(path)
 	dest, err := quarantine(path, time.Now())
 	if err != nil {
 		return "", fmt.Errorf("%v; %w", dmg, err)

@@ -116,7 +116,7 @@ func open(path string, lockWait time.Duration) (*Store, error) {
 		return nil, err
 	}
 	db, err := openBolt(path, &bolt.Options{Timeout: lockWait})
-	if err == nil {
+	if err == nil && !verifiedUnchanged(path) {
 		if err = verify(path, db); err != nil {
 			db.Close()
 		}
@@ -185,8 +185,21 @@ func (s *Store) Path() string { return s.path }
 
 // Close releases the file.
 func (s *Store) Close() error {
+	var state fileState
+	var stateErr error = ErrReadOnly
+	if !s.snapshot {
+		// Taken while this process still holds the lock: the state its own
+		// commits left (see verified.go).
+		state, stateErr = stateOf(s.path)
+	}
 	if err := s.db.Close(); err != nil {
+		forgetVerified(s.path)
 		return fmt.Errorf("close store %s: %w", s.path, err)
+	}
+	if stateErr == nil {
+		if err := recordVerified(s.path, state); err != nil {
+			slog.Warn("store: could not record its verified state", "path", s.path, "err", err)
+		}
 	}
 	return nil
 }

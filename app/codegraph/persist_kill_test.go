@@ -1,0 +1,237 @@
+package codegraph
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The kill tests re-run this test binary as a child that indexes or updates
+// a project and is killed with SIGKILL, either at a named moment (the
+// child's test hook prints the stage and waits there) or after a random
+// delay. The next open of the project must give exactly the graph a fresh
+// index (no cache) gives.
+
+const (
+	killChildEnv = "CODELOOM_PERSIST_KILL_CHILD" // mode: index | update
+	killRootEnv  = "CODELOOM_PERSIST_KILL_ROOT"
+	killStopEnv  = "CODELOOM_PERSIST_KILL_STOP" // stage to wait at ("" none)
+	killEditEnv  = "CODELOOM_PERSIST_KILL_EDIT" // edit number (update mode)
+)
+
+// TestPersistKillChild is the child process; it does nothing in a normal run.
+func TestPersistKillChild(t *testing.T) {
+	mode := os.Getenv(killChildEnv)
+	if mode == "" {
+		t.Skip("child process of the kill tests")
+	}
+	root := os.Getenv(killRootEnv)
+	stop := os.Getenv(killStopEnv)
+	out := bufio.NewWriter(os.Stdout)
+	hook := func(stage string) {
+		fmt.Fprintf(out, "STAGE %s\n", stage)
+		out.Flush()
+		if stage == stop {
+			time.Sleep(time.Hour) // the parent kills us here
+		}
+	}
+	p, err := Open(context.Background(), root, Options{testHook: hook, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode == "update" {
+		n, _ := strconv.Atoi(os.Getenv(killEditEnv))
+		path := applyKillEdit(t, root, n)
+		if _, err := p.UpdateFiles(context.Background(), []string{path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	hook("done")
+}
+
+// applyKillEdit changes the project: edit n alternates a body edit, a new
+// definition calling another file, and a new file.
+func applyKillEdit(t *testing.T, root string, n int) string {
+	var path, add string
+	switch n % 3 {
+	case 0:
+		path, add = "pkg/util.py", fmt.Sprintf("\n\ndef added%d():\n    return helper()\n", n)
+	case 1:
+		path, add = "pkg/models.py", fmt.Sprintf("\n\nclass Extra%d(Item):\n    def total(self):\n        return self.price() + %d\n", n, n)
+	default:
+		path, add = fmt.Sprintf("pkg/new%d.py", n), "from .util import make\n\ndef fresh():\n    return make(2)\n"
+	}
+	full := filepath.Join(root, filepath.FromSlash(path))
+	old, _ := os.ReadFile(full)
+	if err := os.WriteFile(full, append(old, add...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
+// runKillChild starts the child and kills it at stop (or after delay when
+// stop is ""). It reports whether the child was killed before finishing.
+func runKillChild(t *testing.T, mode, root, stop string, delay time.Duration, edit int) (killed bool, stages []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPersistKillChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), killChildEnv+"="+mode, killRootEnv+"="+root, killStopEnv+"="+stop,
+		killEditEnv+"="+strconv.Itoa(edit))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var timer <-chan time.Time
+	if stop == "" {
+		timer = time.After(delay)
+	}
+	deadline := time.After(60 * time.Second)
+	kill := func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		killed = true
+	}
+loop:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break loop
+			}
+			if st, ok := strings.CutPrefix(l, "STAGE "); ok {
+				stages = append(stages, st)
+				if st == stop {
+					kill()
+				}
+			}
+		case <-timer:
+			kill()
+			timer = nil
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("child %s stop=%q did not finish or reach its stage in 60 s (stages %v)", mode, stop, stages)
+		}
+	}
+	cmd.Wait()
+	if !killed && !contains(stages, "done") {
+		t.Fatalf("child %s stop=%q exited without finishing (stages %v)", mode, stop, stages)
+	}
+	return killed && !contains(stages, "done"), stages
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAfterKill opens the project as the next run would and compares its
+// graph's node and edge sets with a fresh index of the same files.
+func checkAfterKill(t *testing.T, root, what string) {
+	t.Helper()
+	p, err := Open(context.Background(), root, Options{Workers: 2})
+	if err != nil {
+		t.Fatalf("%s: open after kill: %v", what, err)
+	}
+	got := p.Graph()
+	p.Close()
+	q, err := Open(context.Background(), root, Options{NoCache: true, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := q.Graph()
+	q.Close()
+	gn, fn := nodeSet(got), nodeSet(fresh)
+	if strings.Join(gn, "\n") != strings.Join(fn, "\n") {
+		t.Errorf("%s: node set differs from a fresh index (%d vs %d nodes)", what, len(gn), len(fn))
+	}
+	ge, fe := persistEdgeSet(got), persistEdgeSet(fresh)
+	if strings.Join(ge, "\n") != strings.Join(fe, "\n") {
+		t.Errorf("%s: edge set differs from a fresh index (%d vs %d edges)", what, len(ge), len(fe))
+	}
+	if got.Stats().Resolved != fresh.Stats().Resolved || got.Stats().Unresolved != fresh.Stats().Unresolved {
+		t.Errorf("%s: stats differ", what)
+	}
+}
+
+func nodeSet(g *Graph) []string {
+	out := make([]string, len(g.nodes))
+	for i, n := range g.nodes {
+		out[i] = fmt.Sprintf("%+v", *n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var indexStages = []string{"cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed"}
+var updateStages = []string{"update-cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed"}
+
+func TestPersistKillDuringIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for i, stop := range append(append([]string{}, indexStages...), "", "", "", "", "", "") {
+		root := writeTree(t, persistFixture())
+		if i%2 == 1 {
+			// Start from a persisted graph that a change made stale.
+			openT(t, root, Options{}).Close()
+			applyKillEdit(t, root, i)
+		}
+		delay := time.Duration(rng.Intn(600)) * time.Millisecond
+		killed, stages := runKillChild(t, "index", root, stop, delay, 0)
+		what := fmt.Sprintf("index kill at %q (delay %v, killed %v, stages %v)", stop, delay, killed, stages)
+		if stop != "" && !killed {
+			t.Errorf("%s: stage never reached", what)
+		}
+		checkAfterKill(t, root, what)
+	}
+}
+
+func TestPersistKillDuringUpdate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for i, stop := range append(append([]string{}, updateStages...), "", "", "", "", "", "") {
+		root := writeTree(t, persistFixture())
+		openT(t, root, Options{}).Close() // the child loads the persisted graph, then updates
+		delay := time.Duration(rng.Intn(800)) * time.Millisecond
+		killed, stages := runKillChild(t, "update", root, stop, delay, i)
+		what := fmt.Sprintf("update kill at %q (delay %v, killed %v, stages %v)", stop, delay, killed, stages)
+		if stop != "" && !killed {
+			t.Errorf("%s: stage never reached", what)
+		}
+		checkAfterKill(t, root, what)
+		if !killed {
+			// A finished update persisted its graph: the next open is a load.
+			if p := openT(t, root, Options{}); !p.Report().FromSnapshot {
+				t.Errorf("%s: graph not persisted after a finished update", what)
+			}
+		}
+	}
+}

@@ -1,0 +1,410 @@
+package codegraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"codeloom/app/memory"
+)
+
+// snapFile is the persisted graph inside the project's data folder (its
+// cache/ folder is git-ignored by the store's .gitignore).
+const snapFile = "graph.snap"
+
+// snapDelay is how long after an update the persisted graph is rewritten:
+// a burst of edits costs one write, off the update's path.
+const snapDelay = time.Second
+
+// maxSnapSize bounds the persisted graph read at open.
+const maxSnapSize = 8 << 30
+
+// SnapshotPath returns where the persisted graph of the project at root is kept.
+func SnapshotPath(root string) string {
+	return filepath.Join(memory.DataDir(root), "cache", snapFile)
+}
+
+// snapVersion identifies what a snapshot depends on besides the files: the
+// extractor (queries, record layout), the snapshot layout and the size limit.
+func (p *Project) snapVersion() string {
+	return fmt.Sprintf("%s/%s/max=%d", p.cacheVersion(), snapMagic, p.opts.MaxFileSize)
+}
+
+func stampOf(wf walkFile) fileStamp {
+	return fileStamp{rel: wf.rel, size: wf.size, modTime: wf.modTime, lang: langName(wf.lang), eco: wf.eco}
+}
+
+// envStampOf stats the project's .env, whose values slices show.
+func envStampOf(root string) fileStamp {
+	st, err := os.Stat(filepath.Join(root, ".env"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fileStamp{}
+		}
+		return fileStamp{rel: ".env", size: -1} // unreadable: never equal to a later readable state
+	}
+	return fileStamp{rel: ".env", size: st.Size(), modTime: st.ModTime().UnixNano(), lang: st.Mode().Type().String()}
+}
+
+// headerLocked describes the project's current state as the next walk
+// will find it.
+func (p *Project) headerLocked() *snapHeader {
+	h := &snapHeader{version: p.snapVersion(), env: p.envStamp}
+	h.stamps = make([]fileStamp, 0, len(p.stamps))
+	for _, s := range p.stamps {
+		h.stamps = append(h.stamps, s)
+	}
+	sort.Slice(h.stamps, func(i, j int) bool { return h.stamps[i].rel < h.stamps[j].rel })
+	h.walkProb = append([]Problem(nil), p.walkProb...)
+	sortProblems(h.walkProb)
+	return h
+}
+
+func sortProblems(ps []Problem) {
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].Path != ps[j].Path {
+			return ps[i].Path < ps[j].Path
+		}
+		return ps[i].Reason < ps[j].Reason
+	})
+}
+
+// headerFromWalk describes the state a walk found.
+func (p *Project) headerFromWalk(wr *walkResult) *snapHeader {
+	h := &snapHeader{version: p.snapVersion(), env: envStampOf(p.root)}
+	h.stamps = make([]fileStamp, len(wr.files))
+	for i, wf := range wr.files {
+		h.stamps[i] = stampOf(wf)
+	}
+	sort.Slice(h.stamps, func(i, j int) bool { return h.stamps[i].rel < h.stamps[j].rel })
+	h.walkProb = make([]Problem, len(wr.problems))
+	for i, pr := range wr.problems {
+		h.walkProb[i] = Problem{Path: pr.Path, Reason: pr.Reason, Skipped: pr.Skipped}
+	}
+	sortProblems(h.walkProb)
+	return h
+}
+
+func sameHeader(a, b *snapHeader) bool {
+	if a.version != b.version || a.env != b.env || len(a.stamps) != len(b.stamps) || len(a.walkProb) != len(b.walkProb) {
+		return false
+	}
+	for i := range a.stamps {
+		if a.stamps[i] != b.stamps[i] {
+			return false
+		}
+	}
+	for i := range a.walkProb {
+		x, y := a.walkProb[i], b.walkProb[i]
+		if x.Path != y.Path || x.Reason != y.Reason || x.Skipped != y.Skipped {
+			return false
+		}
+	}
+	return true
+}
+
+// loadSnapshot returns the persisted graph when it was built from exactly
+// the state want describes; nil and no error when there is none or it is
+// stale; an error when it is unreadable (damaged, cut off).
+func (p *Project) loadSnapshot(want *snapHeader) (*snapshot, error) {
+	path := SnapshotPath(p.root)
+	data, err := readProjectFile(path, maxSnapSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
+	}
+	hb, body, err := splitSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
+	}
+	h, err := decodeHeader(hb)
+	if err != nil {
+		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
+	}
+	if !sameHeader(h, want) {
+		return nil, nil
+	}
+	snap, err := decodeBody(p.root, body)
+	if err != nil {
+		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
+	}
+	snap.header = *h
+	return snap, nil
+}
+
+// installSnapshotLocked makes a loaded snapshot the project's state. The
+// per-file records and the incremental builder are not loaded: the first
+// update does that (materializeLocked).
+func (p *Project) installSnapshotLocked(snap *snapshot, wr *walkResult, start time.Time) {
+	g := snap.graph
+	p.info = wr.info
+	p.git = wr.git
+	p.files = nil
+	p.loaded = true
+	p.stamps = make(map[string]fileStamp, len(snap.header.stamps))
+	for _, s := range snap.header.stamps {
+		p.stamps[s.rel] = s
+	}
+	p.walkProb = snap.header.walkProb
+	p.envStamp = snap.header.env
+	p.problems = make(map[string]Problem, len(snap.problems))
+	for _, pr := range snap.problems {
+		p.problems[pr.Path] = pr
+	}
+	p.ranks, p.rankG = snap.ranks, g
+	p.graph.Store(g)
+	p.report = Report{Root: p.root, Stats: g.stats, Cached: g.stats.Files, Duration: time.Since(start), FromSnapshot: true}
+	p.fillProblemsLocked()
+}
+
+// materializeLocked loads what incremental updates need after the graph
+// came from a snapshot: every file's parse record (from the cache; a file
+// missing there is parsed) and the builder's tables. It replaces the graph
+// with the rebuilt one, which has the same content.
+func (p *Project) materializeLocked(ctx context.Context) error {
+	if !p.loaded {
+		return nil
+	}
+	cached, cacheErr := p.loadCache()
+	if cacheErr != nil {
+		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
+	}
+	rels := make([]string, 0, len(p.stamps))
+	for rel := range p.stamps {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	jobs := make([]job, len(rels))
+	for i, rel := range rels {
+		s := p.stamps[rel]
+		var l *language
+		if s.lang != "" {
+			l = p.byName[s.lang]
+		}
+		jobs[i] = job{wf: walkFile{rel: rel, size: s.size, modTime: s.modTime, lang: l, eco: s.eco}, cached: cached[rel]}
+	}
+	results, err := p.process(ctx, jobs)
+	if err != nil {
+		return fmt.Errorf("load graph state: %w", err)
+	}
+	p.files = make(map[string]*fileData, len(results))
+	puts := map[string]*fileData{}
+	for i, r := range results {
+		rel := jobs[i].wf.rel
+		delete(p.problems, rel)
+		if r.problem != nil {
+			p.problems[rel] = *r.problem
+		}
+		if r.fd == nil {
+			continue
+		}
+		p.files[rel] = r.fd
+		if cached[rel] != r.fd {
+			puts[rel] = r.fd
+		}
+	}
+	if cacheErr == nil && len(puts) > 0 {
+		if err := p.saveCache(puts, nil, cached == nil); err != nil {
+			p.log.Warn("codegraph cache", "root", p.root, "err", err)
+		}
+	}
+	p.loaded = false
+	g := p.buildLocked()
+	p.graph.Store(g)
+	return nil
+}
+
+// setStampsFromWalkLocked records the state a full index was built from.
+func (p *Project) setStampsFromWalkLocked(wr *walkResult) {
+	p.stamps = make(map[string]fileStamp, len(wr.files))
+	for _, wf := range wr.files {
+		p.stamps[wf.rel] = stampOf(wf)
+	}
+	p.walkProb = make([]Problem, len(wr.problems))
+	for i, pr := range wr.problems {
+		p.walkProb[i] = Problem{Path: pr.Path, Reason: pr.Reason, Skipped: pr.Skipped}
+	}
+}
+
+// forgetWalkProblemLocked drops a walk problem of a path an update looked
+// at again (its state is now the update's).
+func (p *Project) forgetWalkProblemLocked(rel string) {
+	out := p.walkProb[:0]
+	for _, pr := range p.walkProb {
+		if pr.Path != rel {
+			out = append(out, pr)
+		}
+	}
+	p.walkProb = out
+}
+
+// snapJob is one state to persist: a graph and the file state it stands for.
+type snapJob struct {
+	gen      uint64
+	header   *snapHeader
+	graph    *Graph
+	problems []Problem
+}
+
+// snapJobLocked captures the current state for writing.
+func (p *Project) snapJobLocked() *snapJob {
+	ps := make([]Problem, 0, len(p.problems))
+	for _, pr := range p.problems {
+		ps = append(ps, Problem{Path: pr.Path, Reason: pr.Reason, Skipped: pr.Skipped})
+	}
+	sortProblems(ps)
+	return &snapJob{gen: p.snapGen, header: p.headerLocked(), graph: p.graph.Load(), problems: ps}
+}
+
+// writeSnapshot persists one state: global ranks are computed, the file is
+// written beside the old one, synced and renamed over it, so a reader (or a
+// kill at any moment) sees either the old or the new complete file.
+func (p *Project) writeSnapshot(j *snapJob) error {
+	ranks := globalRanks(j.graph)
+	data, err := encodeSnapshot(j.header, j.graph, j.problems, ranks)
+	if err != nil {
+		return err
+	}
+	if h := p.opts.testHook; h != nil {
+		h("snapshot-encoded")
+	}
+	path := SnapshotPath(p.root)
+	if err := writeFileAtomic(path, data, p.opts.testHook); err != nil {
+		return fmt.Errorf("persist graph %s: %w", path, err)
+	}
+	p.mu.Lock()
+	if p.graph.Load() == j.graph {
+		p.ranks, p.rankG = ranks, j.graph
+	}
+	if j.gen > p.snapDone {
+		p.snapDone = j.gen
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file in
+// the same folder and a rename.
+func writeFileAtomic(path string, data []byte, hook func(string)) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	half := len(data) / 2
+	if _, err := f.Write(data[:half]); err != nil {
+		return err
+	}
+	if hook != nil {
+		hook("snapshot-half-written")
+	}
+	if _, err := f.Write(data[half:]); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if hook != nil {
+		hook("snapshot-synced")
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if hook != nil {
+		hook("snapshot-renamed")
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// globalRanks returns the global PageRank of every node, by node index.
+func globalRanks(g *Graph) []float64 {
+	rs := g.Rank(nil)
+	idx := make(map[*Node]int, len(g.nodes))
+	for i, n := range g.nodes {
+		idx[n] = i
+	}
+	out := make([]float64, len(g.nodes))
+	for _, r := range rs {
+		out[idx[r.Node]] = r.Score
+	}
+	return out
+}
+
+// scheduleSnapshotLocked asks for the current state to be persisted soon
+// (after snapDelay without further updates).
+func (p *Project) scheduleSnapshotLocked() {
+	if p.opts.NoCache {
+		return
+	}
+	p.snapGen++
+	if p.snapTimer == nil {
+		p.snapTimer = time.AfterFunc(snapDelay, p.flushSnapshot)
+		return
+	}
+	p.snapTimer.Reset(snapDelay)
+}
+
+// flushSnapshot persists the current state if it is newer than the last
+// one written. Writers are serialised.
+func (p *Project) flushSnapshot() {
+	p.snapWriteMu.Lock()
+	defer p.snapWriteMu.Unlock()
+	p.mu.Lock()
+	if p.snapGen == p.snapDone || p.loaded {
+		p.mu.Unlock()
+		return
+	}
+	j := p.snapJobLocked()
+	p.mu.Unlock()
+	if err := p.writeSnapshot(j); err != nil {
+		p.log.Warn("codegraph persist", "root", p.root, "err", err)
+	}
+}
+
+// GlobalRank returns every node ordered by global PageRank, as
+// Graph.Rank(nil), from the persisted ranks when they belong to the current
+// graph (no computation), else computed.
+func (p *Project) GlobalRank() []Ranked {
+	g := p.Graph()
+	p.mu.Lock()
+	ranks := p.ranks
+	if p.rankG != g {
+		ranks = nil
+	}
+	p.mu.Unlock()
+	if ranks == nil || len(ranks) != len(g.nodes) {
+		return g.Rank(nil)
+	}
+	out := make([]Ranked, len(g.nodes))
+	for i, n := range g.nodes {
+		out[i] = Ranked{Node: n, Score: ranks[i]}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
