@@ -134,12 +134,8 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	}
 	// Edge endpoints: a node index (even) or, for an ID that is not a node,
 	// a string index (odd).
-	idOf := make(map[string]uint32, len(g.nodes))
-	for i, n := range g.nodes {
-		idOf[n.ID] = uint32(i)
-	}
 	end := func(id string) uint64 {
-		if i, ok := idOf[id]; ok {
+		if i, ok := g.byID[id]; ok {
 			return uint64(i) << 1
 		}
 		return st.id(id)<<1 | 1
