@@ -95,13 +95,20 @@ func codePaneWidth(cols int) float32 {
 }
 
 // codeSplitOffset is the graph/code split's offset that leaves the code
-// pane codePaneWidth(100) of a split total wide (never under a third for the graph).
+// pane codePaneWidth(100) of a split total wide, as long as the graph keeps
+// at least minGraphShare of it: 100 columns from a 1,560-px window on (a
+// maximised window on a 1920-px screen); the default 1,360-px window shows
+// about 83 columns and a graph wide enough to read an overview.
 func codeSplitOffset(total float32) float64 {
 	if total <= 0 {
 		return 0.5
 	}
-	return float64(max(1.0/3, min(0.7, 1-codePaneWidth(100)/total)))
+	return float64(max(minGraphShare, min(0.7, 1-codePaneWidth(100)/total)))
 }
+
+// minGraphShare is the least share of the graph/code split the graph gets
+// by default.
+const minGraphShare = 0.45
 
 // gutterWidth is the width of the line-number column.
 func (a *codeArea) gutterWidth() float32 {

@@ -125,8 +125,11 @@ func TestEndToEndNewProjectWorkflow(t *testing.T) {
 		return s.Extra.Workflow.Running && s.Extra.Workflow.Workflow == "new-project"
 	})
 	// Answer every approval (run the generated tests, write the project) with
-	// a click on Yes: the confirm dialog is 560×300 centred in the window,
-	// its Yes button 33,112 from the centre.
+	// a click on Yes. The confirm dialog is centred in the window and its Yes
+	// button sits 33 px right of the centre, 38 px above the dialog's bottom
+	// edge; the dialog is 340 px tall with a text body, 640 px with a diff
+	// (ui/approver.go), so try each (a click beside a modal dialog does nothing).
+	yesDY := []int{132, 282, 112}
 	answered := 0
 	deadline := time.Now().Add(150 * time.Second)
 	for time.Now().Before(deadline) {
@@ -148,7 +151,8 @@ func TestEndToEndNewProjectWorkflow(t *testing.T) {
 				if s, _ := read(); s.Extra.Workflow.Question != q {
 					break
 				}
-				x("mousemove", fmt.Sprint(int(wf.Window.W/2+33)), fmt.Sprint(int(wf.Window.H/2+112)))
+				dy := yesDY[try%len(yesDY)]
+				x("mousemove", fmt.Sprint(int(wf.Window.W/2+33)), fmt.Sprint(int(wf.Window.H/2)+dy))
 				time.Sleep(100 * time.Millisecond)
 				x("click", "1")
 			}
