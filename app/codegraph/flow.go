@@ -28,10 +28,17 @@ type flowEval struct {
 	// to (built on first use); params memoises parameter values.
 	calledWith map[string][]refRec
 	params     map[hintKey][]flowVal
-	stores     map[refRec]bool           // subscripts written or deleted (not read)
-	attrStores map[pyStoreKey]bool       // o.x = v (Python: a setter, not a read)
-	cuts       int                       // evaluations cut short by maxFlowDepth
-	top        map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
+	stores     map[refRec]bool     // subscripts written or deleted (not read)
+	attrStores map[pyStoreKey]bool // o.x = v (Python: a setter, not a read)
+	cuts       int                 // evaluations cut short by maxFlowDepth
+	// cutMemo and cutParams keep results cut short by the depth bound, by
+	// the depth they were asked at: a shallower start may still find more,
+	// but the same question at the same depth gets the same answer without
+	// being explored again (without them a chain of parameters passed on
+	// through many calls is explored exponentially often).
+	cutMemo   map[flowCutKey][]flowVal
+	cutParams map[paramCutKey][]flowVal
+	top       map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -48,6 +55,18 @@ type flowMemoKey struct {
 	mode  flowMode
 }
 
+// flowCutKey is a flow source asked at a depth.
+type flowCutKey struct {
+	flowMemoKey
+	depth int
+}
+
+// paramCutKey is a parameter's values asked at a depth.
+type paramCutKey struct {
+	hintKey
+	depth int
+}
+
 // maxFlowDepth bounds the chain of names followed for one expression.
 const maxFlowDepth = 10
 
@@ -59,6 +78,9 @@ func newFlowEval(b *builder, fb *fileBuild) *flowEval {
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
 	if v, ok := fe.memo[mk]; ok {
+		return v
+	}
+	if v, ok := fe.cutMemo[flowCutKey{mk, depth}]; ok {
 		return v
 	}
 	fe.memo[mk] = nil // a cycle evaluates to nothing more
@@ -77,8 +99,12 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the
-		// result can be complete, so it is not kept.
+		// result can be complete, so it is kept for this depth only.
 		delete(fe.memo, mk)
+		if fe.cutMemo == nil {
+			fe.cutMemo = map[flowCutKey][]flowVal{}
+		}
+		fe.cutMemo[flowCutKey{mk, depth}] = out
 		return out
 	}
 	fe.memo[mk] = out

@@ -503,6 +503,9 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 	if v, ok := fe.params[k]; ok {
 		return v
 	}
+	if v, ok := fe.cutParams[paramCutKey{k, depth}]; ok {
+		return v
+	}
 	if fe.params == nil {
 		fe.params = map[hintKey][]flowVal{}
 	}
@@ -571,7 +574,11 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		}
 	}
 	if fe.cuts != cuts {
-		delete(fe.params, k) // cut short by the depth bound: not kept
+		delete(fe.params, k) // cut short by the depth bound: kept for this depth only
+		if fe.cutParams == nil {
+			fe.cutParams = map[paramCutKey][]flowVal{}
+		}
+		fe.cutParams[paramCutKey{k, depth}] = out
 		return out
 	}
 	fe.params[k] = out
