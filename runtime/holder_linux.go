@@ -181,25 +181,11 @@ func (h *nsHolder) setup() error {
 		return fmt.Errorf("%w: %s: %v", errNoNamespace, what, err)
 	}
 	hp := strconv.Itoa(c.Process.Pid)
-	mntNS, err := unix.Open("/proc/"+hp+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	pidNS, err := joinHolderMounts(hp, fail)
 	if err != nil {
-		return fail("open mount namespace", err)
-	}
-	defer unix.Close(mntNS)
-	pidNS, err := unix.Open("/proc/"+hp+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fail("open PID namespace", err)
+		return err
 	}
 	defer unix.Close(pidNS)
-	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return fail("unshare fs", err)
-	}
-	if err := unix.Setns(mntNS, unix.CLONE_NEWNS); err != nil {
-		return fail("join mount namespace", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fail("private mounts", err)
-	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns=/proc/"+hp+"/ns/pid"); err != nil {
 		h.note = "PID namespace with the host's /proc (" + err.Error() + ")"
 	}

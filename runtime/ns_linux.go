@@ -177,28 +177,11 @@ func (sb *sandbox) startIsolated(cmd *exec.Cmd) error {
 		sb.holder = nil
 		return fmt.Errorf("%w: %s: %v", errNoNamespace, what, err)
 	}
-	mntNS, err := unix.Open("/proc/"+hp+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	pidNS, err := joinHolderMounts(hp, fail)
 	if err != nil {
-		return fail("open mount namespace", err)
-	}
-	defer unix.Close(mntNS)
-	pidNS, err := unix.Open("/proc/"+hp+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fail("open PID namespace", err)
+		return err
 	}
 	defer unix.Close(pidNS)
-	// Joining a mount namespace needs a thread of its own filesystem
-	// context (root, cwd), which Go threads share.
-	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return fail("unshare fs", err)
-	}
-	if err := unix.Setns(mntNS, unix.CLONE_NEWNS); err != nil {
-		return fail("join mount namespace", err)
-	}
-	// Nothing done from here on may reach the runner's own mounts.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fail("private mounts", err)
-	}
 	if sb.confineWanted {
 		if err := confineMounts(sb.writable, sb.tmpSize); err != nil {
 			return fail("confine", err)
@@ -445,4 +428,37 @@ func inside(p string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// joinHolderMounts makes the calling (locked) thread join the mount
+// namespace of the holder process hp, with its mounts made private so that
+// nothing done next reaches the runner's own, and returns an open handle
+// of the holder's PID namespace for the caller to join once its mounts are
+// set (the caller closes it). A failure is reported through fail, which
+// also ends the holder.
+func joinHolderMounts(hp string, fail func(what string, err error) error) (pidNS int, err error) {
+	mntNS, err := unix.Open("/proc/"+hp+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fail("open mount namespace", err)
+	}
+	defer unix.Close(mntNS)
+	pidNS, err = unix.Open("/proc/"+hp+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fail("open PID namespace", err)
+	}
+	// Joining a mount namespace needs a thread of its own filesystem
+	// context (root, cwd), which Go threads share.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		unix.Close(pidNS)
+		return -1, fail("unshare fs", err)
+	}
+	if err := unix.Setns(mntNS, unix.CLONE_NEWNS); err != nil {
+		unix.Close(pidNS)
+		return -1, fail("join mount namespace", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		unix.Close(pidNS)
+		return -1, fail("private mounts", err)
+	}
+	return pidNS, nil
 }
