@@ -341,7 +341,7 @@ func (fe *flowEval) containerVals(fb *fileBuild, scope int32, e string, depth in
 		return nil
 	}
 	var out []flowVal
-	for _, item := range splitTopLevel(e[1 : len(e)-1]) {
+	for _, item := range splitTop(e[1 : len(e)-1]) {
 		item = strings.TrimSpace(item)
 		if j := topLevelColon(item); j >= 0 && e[0] == '{' {
 			item = strings.TrimSpace(item[j+1:])
@@ -358,34 +358,6 @@ func (fe *flowEval) containerVals(fb *fileBuild, scope int32, e string, depth in
 		}
 	}
 	return out
-}
-
-// splitTopLevel splits s at the commas outside brackets and strings.
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // elemsOf returns the elements of the containers among vs (for v in x,
@@ -499,7 +471,7 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 	if closeAt < 0 {
 		return nil, false
 	}
-	args := splitTopLevel(e[open+1 : closeAt])
+	args := splitTop(e[open+1 : closeAt])
 	rest := strings.TrimSpace(e[closeAt+1:])
 	switch fn {
 	case "staticmethod", "classmethod":
