@@ -1144,7 +1144,9 @@ func isDottedIdent(s string) bool {
 	if s == "" {
 		return false
 	}
-	for _, part := range strings.Split(s, ".") {
+	for rest, more := s, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ".")
 		if part == "" {
 			return false
 		}

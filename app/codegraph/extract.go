@@ -126,6 +126,7 @@ type extractor struct {
 	refs     []refAt
 	interned map[string]string
 	used     map[string]bool
+	argKey   []byte // a refArg's "slot\x00argument", built before interning
 
 	// maxDefs and maxRefs are maxFileDefs and maxFileRefs (tests lower them).
 	maxDefs, maxRefs int
@@ -439,7 +440,14 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				if slot == "" {
 					continue
 				}
-				refs = append(refs, refAt{refRec{Kind: refArg, Name: slot + argSep + text(nm), Object: text(ob), Line: li.line(nm.start)}, nm.start})
+				// Slot and argument repeat as much as names do: intern the pair.
+				e.argKey = append(append(append(e.argKey[:0], slot...), argSep...), text(nm)...)
+				name, ok := interned[string(e.argKey)]
+				if !ok {
+					name = string(e.argKey)
+					interned[name] = name
+				}
+				refs = append(refs, refAt{refRec{Kind: refArg, Name: name, Object: text(ob), Line: li.line(nm.start)}, nm.start})
 			case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
 				nm, ok := get(capName)
 				if !ok {
@@ -592,7 +600,6 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		}
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return refAtLess(refs[i], refs[j]) })
-	fd.Refs = make([]refRec, 0, len(refs))
 	// Locals matter only when a reference in the file uses the same name.
 	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs
 	used := e.used
@@ -641,6 +648,10 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		}
 	}
+	// Keep the references that matter in place, then copy them once into
+	// an exact-size array: a huge file's references are the largest thing
+	// extraction holds, and a second array sized for all of them doubled it.
+	kept := refs[:0]
 	for _, r := range refs {
 		if r.r.Kind == refLocal && !used[r.r.Name] {
 			continue
@@ -658,7 +669,11 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		if r.r.Kind == refLocal && r.r.Def < 0 {
 			continue // module-level names are the module's own, not locals
 		}
-		fd.Refs = append(fd.Refs, r.r)
+		kept = append(kept, r)
+	}
+	fd.Refs = make([]refRec, len(kept))
+	for i := range kept {
+		fd.Refs[i] = kept[i].r
 	}
 	for _, ev := range envs {
 		if ev.name == "" {

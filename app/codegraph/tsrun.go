@@ -479,11 +479,13 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 // up to maxPartSize; past that the node itself is cut at a line where one of
 // its statements or elements starts (see chunkedResult.forced): the parser's
 // memory stays bounded whatever the file, at the price of an approximate
-// index of that one node, which the caller reports.
+// index of that one node, which the caller reports. maxPartSize is one
+// chunk: a 2 MB part's tree (~120 MB of C memory) on top of the references
+// a huge file yields took a 6 MB one-function file past 512 MB.
 const (
 	chunkThreshold = 4 << 20
 	chunkSize      = 1 << 20
-	maxPartSize    = 2 << 20
+	maxPartSize    = 1 << 20
 )
 
 // chunkedResult is what runChunked learnt besides the matches.
