@@ -1,0 +1,110 @@
+package codegraph
+
+// This file holds the builder's last step: assembling the resolved files
+// into the Graph.
+
+// assemble puts the per-file pieces together into an immutable graph.
+func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
+	nNodes, nEdges := len(b.pkgs), len(b.requires)
+	for _, fb := range ordered {
+		nNodes += len(fb.nodes)
+		nEdges += len(fb.nodes) - 1
+		if fb.res != nil {
+			nEdges += len(fb.res.edges)
+		}
+		if fb.inh != nil {
+			nEdges += len(fb.inh.edges)
+		}
+	}
+	g := &Graph{
+		root:     b.root,
+		nodes:    make([]*Node, 0, nNodes),
+		byID:     make(map[string]int32, nNodes),
+		edges:    make([]Edge, 0, nEdges),
+		byFile:   make(map[string][]*Node, len(ordered)),
+		fileNode: make(map[string]*Node, len(ordered)),
+		children: make(map[string][]*Node, nNodes/2),
+		envNames: map[string][]string{},
+		envVals:  env,
+		imports:  make(map[string][]importSpan, len(ordered)),
+		globals:  map[string][]globalRec{},
+		stats: Stats{FilesByLanguage: map[string]int{}, NodesByKind: map[Kind]int{},
+			EdgesByKind: map[EdgeKind]int{}, UnresolvedByKind: map[string]int{}},
+	}
+	st := &g.stats
+	var shared []sharedEdges
+	addRes := func(r *fileResult) {
+		if r == nil {
+			return
+		}
+		shared = append(shared, sharedEdges{r, len(g.edges)})
+		g.edges = append(g.edges, r.edges...)
+		st.Resolved += r.resolved
+		st.External += r.external
+		st.Unresolved += r.unresolved
+		for _, kc := range r.byKind {
+			st.UnresolvedByKind[kc.kind] += kc.n
+		}
+		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
+			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+		}
+	}
+	for _, fb := range ordered {
+		fd := fb.fd
+		st.Files++
+		lname := fd.Lang
+		if lname == "" {
+			lname = "other"
+		}
+		st.FilesByLanguage[lname]++
+		st.Lines += fd.Lines
+		st.Bytes += fd.Size
+		g.fileNode[fd.Path] = fb.nodes[0]
+		if len(fb.nodes) > 1 {
+			g.byFile[fd.Path] = fb.nodes[1:]
+		}
+		for _, n := range fb.nodes {
+			g.byID[n.ID] = int32(len(g.nodes))
+			g.nodes = append(g.nodes, n)
+			if n.Parent != "" {
+				g.children[n.Parent] = append(g.children[n.Parent], n)
+				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
+			}
+		}
+		for id, names := range fb.envNames {
+			g.envNames[id] = names
+		}
+		g.imports[fd.Path] = fb.spans
+		if len(fd.Globals) > 0 {
+			g.globals[fd.Path] = fd.Globals
+		}
+		addRes(fb.inh)
+		addRes(fb.res)
+	}
+	g.edges = append(g.edges, b.requires...)
+	g.edges = append(g.edges, b.goEdges...)
+	for _, n := range b.packageNodes() {
+		g.byID[n.ID] = int32(len(g.nodes))
+		g.nodes = append(g.nodes, n)
+	}
+	shareEdges(g.edges, shared)
+	// Children of Go types may come from several files: keep source order.
+	for _, fb := range ordered {
+		if fb.lang != nil && fb.lang.family == "go" {
+			for _, n := range fb.nodes[1:] {
+				if kids := g.children[n.ID]; len(kids) > 1 {
+					sortNodes(kids)
+				}
+			}
+		}
+	}
+	for _, n := range g.nodes {
+		st.NodesByKind[n.Kind]++
+	}
+	for _, e := range g.edges {
+		st.EdgesByKind[e.Kind]++
+	}
+	st.Nodes = len(g.nodes)
+	st.Edges = len(g.edges)
+	return g
+}

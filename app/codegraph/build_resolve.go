@@ -1,0 +1,320 @@
+package codegraph
+
+// This file holds the builder's resolver: binding each reference to a
+// definition.
+
+import (
+	"strings"
+)
+
+// resolveRefs binds a file's references. With inherits set it handles base
+// classes only (they must be known before method lookups through bases).
+func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
+	if fb.lang == nil {
+		return
+	}
+	fd := fb.fd
+	family := fb.lang.family
+	var fe *flowEval
+	if !inherits && flowFamily(fb.lang) {
+		fe = newFlowEval(b, fb)
+	}
+	for _, r := range fd.Refs {
+		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {
+			continue
+		}
+		if r.Kind == refDecorator && r.Def >= 0 {
+			r.Def = fd.Defs[r.Def].Parent // applied in the scope around the definition
+		}
+		src := fb.fileID
+		if r.Def >= 0 {
+			src = fb.ids[r.Def]
+		}
+		if r.Kind == refArg || r.Kind == refImplicit {
+			if fe != nil {
+				b.resolveFlowExtra(fe, fb, r, src, res)
+			} else if family == "go" && r.Kind == refArg {
+				b.goResolveArg(fb, r, res) // flow_go_values.go
+			}
+			continue
+		}
+		ek := EdgeCalls
+		kindName := "call"
+		switch r.Kind {
+		case refUse:
+			ek = EdgeUses
+		case refInherit:
+			ek = EdgeInherits
+			kindName = "inherit"
+		}
+		var target string
+		var outcome outcome
+		if family == "go" && r.Kind != refInherit && (r.Object != "" || r.Kind == refCall) {
+			target, outcome = b.goResolveRef(fb, r) // flow_go.go
+		} else {
+			target, outcome = b.resolveRef(fb, family, r, 0)
+		}
+		if outcome == outUnresolved && family == "js" && r.Object == "this" {
+			if id, ok := b.jsThisProperty(fb, r); ok { // flow_javascript.go
+				target, outcome = id, outResolved
+			}
+		}
+		if fe != nil && b.resolveFlowRef(fe, fb, r, src, target, outcome, res) {
+			res.resolved++
+			continue
+		}
+		switch outcome {
+		case outResolved:
+			if r.Kind == refUse && target == src {
+				continue
+			}
+			res.addEdge(src, target, ek, r.Line)
+			res.resolved++
+			if r.Kind == refInherit {
+				if n := b.nodeByID[target]; n != nil && n.Kind == KindClass {
+					res.bases = append(res.bases, [2]string{src, target})
+				}
+			}
+		case outExternal:
+			if r.Kind != refUse {
+				res.external++
+			}
+			if r.Kind == refInherit {
+				res.extBases = append(res.extBases, src)
+			}
+		case outBuiltin:
+		case outUnresolved:
+			if r.Kind == refInherit {
+				res.extBases = append(res.extBases, src)
+			}
+			if r.Kind != refUse {
+				name := r.Name
+				if r.Object != "" {
+					name = r.Object + "." + r.Name
+				}
+				res.unresolvedRef(fb.fd.Path, kindName, name, r.Line)
+			}
+		}
+	}
+}
+
+type outcome uint8
+
+const (
+	outResolved outcome = iota
+	outExternal
+	outBuiltin
+	outUnresolved
+)
+
+// memberOutcome looks name up in class cls; a miss in a class with a base
+// outside the project is external (the member may be inherited from it).
+func (b *builder) memberOutcome(cls, name string, skipSelf bool) (string, outcome) {
+	if id, ok := b.member(cls, name, skipSelf); ok {
+		return id, outResolved
+	}
+	if len(b.bases[cls]) == 0 { // no walk needed
+		if b.extBase[cls] {
+			return "", outExternal
+		}
+		return "", outUnresolved
+	}
+	seen := map[string]bool{cls: true}
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		if b.extBase[queue[i]] {
+			return "", outExternal
+		}
+		for _, base := range b.bases[queue[i]] {
+			if !seen[base] {
+				seen[base] = true
+				queue = append(queue, base)
+			}
+		}
+	}
+	return "", outUnresolved
+}
+
+// resolveType resolves a type expression written in scope def to a class.
+func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, depth int) (string, outcome) {
+	t := strings.TrimLeft(strings.TrimSpace(typ), "*&")
+	if i := strings.IndexAny(t, "[(<"); i > 0 {
+		t = t[:i]
+	}
+	obj, name := "", t
+	if i := strings.LastIndex(t, "."); i > 0 {
+		obj, name = t[:i], t[i+1:]
+	}
+	if t == "" || strings.ContainsAny(t[:1], "\"'[{`") {
+		return "", outBuiltin // a literal: list, dict, str…
+	}
+	id, out := b.resolveRef(fb, family, refRec{Kind: refUse, Name: name, Object: obj, Def: def}, depth+1)
+	if out == outResolved {
+		n := b.nodeByID[id]
+		if n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+			// A call result: the function's recorded result type.
+			if loc, ok := b.defLoc[id]; ok && loc.fb.hints != nil {
+				if ts := loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}]; len(ts) == 1 && depth < 4 {
+					return b.resolveType(loc.fb, family, ts[0], loc.idx, depth+1)
+				}
+			}
+			return "", outUnresolved
+		}
+		if n == nil || n.Kind != KindClass {
+			return "", outUnresolved
+		}
+	}
+	if out == outBuiltin {
+		out = outExternal
+	}
+	return id, out
+}
+
+func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) (string, outcome) {
+	if depth > 4 {
+		return "", outUnresolved
+	}
+	if r.Object != "" {
+		if typ, scope, ok := fb.hintFor(r.Object, r.Def); ok {
+			cls, out := b.resolveType(fb, family, typ, scope, depth)
+			if out != outResolved {
+				return "", out
+			}
+			return b.memberOutcome(cls, r.Name, false)
+		}
+		if c := r.Object[0]; c == '"' || c == '\'' || c == '[' || c == '{' || c == '`' {
+			return "", outBuiltin // a method of a literal
+		}
+		if strings.HasSuffix(r.Object, "()") && isDottedIdent(r.Object[:len(r.Object)-2]) && r.Object != "super()" {
+			// Foo().method(): the constructor's class, or a function's result type.
+			cls, out := b.resolveType(fb, family, r.Object[:len(r.Object)-2], r.Def, depth)
+			if out != outResolved {
+				return "", out
+			}
+			return b.memberOutcome(cls, r.Name, false)
+		}
+	}
+	if r.Object == "" {
+		bd, ok := fb.lookupName(r.Name, r.Def)
+		if !ok {
+			if fb.lang.builtins[r.Name] {
+				return "", outBuiltin
+			}
+			return "", outUnresolved
+		}
+		switch bd.kind {
+		case bDef:
+			return bd.id, outResolved
+		case bExternal:
+			return "", outExternal
+		}
+		return "", outUnresolved
+	}
+	obj := r.Object
+	if containsStr(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].Receiver != "" && obj == goReceiverVar(fb, r.Def)) {
+		cls, ok := b.enclosingClass(fb, r.Def)
+		if !ok {
+			return "", outUnresolved
+		}
+		return b.memberOutcome(cls, r.Name, false)
+	}
+	if obj == "super()" || strings.HasPrefix(obj, "super(") {
+		cls, ok := b.enclosingClass(fb, r.Def)
+		if !ok {
+			return "", outUnresolved
+		}
+		return b.memberOutcome(cls, r.Name, true)
+	}
+	if !isDottedIdent(obj) {
+		return "", outUnresolved
+	}
+	segs := strings.Split(obj, ".")
+	bd, ok := fb.lookupName(segs[0], r.Def)
+	if !ok {
+		if fb.lang.builtins[segs[0]] {
+			return "", outBuiltin
+		}
+		return "", outUnresolved
+	}
+	switch bd.kind {
+	case bExternal:
+		return "", outExternal
+	case bDef:
+		if len(segs) == 1 {
+			if n := b.nodeByID[bd.id]; n != nil && n.Kind == KindClass {
+				return b.memberOutcome(bd.id, r.Name, false)
+			}
+		}
+		return "", outUnresolved
+	case bModule:
+		key := bd.mod
+		for i, s := range segs[1:] {
+			next := key + "." + s
+			if _, ok := b.modules[modKey(family, next)]; ok {
+				key = next
+				continue
+			}
+			last := i == len(segs)-2
+			// A class in the module, then a member of it.
+			if cid, ok := b.top[modKey(family, key)][s]; ok && last {
+				if n := b.nodeByID[cid]; n != nil && n.Kind == KindClass {
+					return b.memberOutcome(cid, r.Name, false)
+				}
+			}
+			// A name the module imports (os.path, a re-exported class).
+			if mb, ok := b.moduleScope(family, key, s); ok {
+				switch {
+				case mb.kind == bModule:
+					key = mb.mod
+					continue
+				case mb.kind == bExternal:
+					return "", outExternal
+				case mb.kind == bDef && last:
+					if n := b.nodeByID[mb.id]; n != nil && n.Kind == KindClass {
+						return b.memberOutcome(mb.id, r.Name, false)
+					}
+				}
+			}
+			return "", outUnresolved
+		}
+		if id, ok := b.top[modKey(family, key)][r.Name]; ok {
+			return id, outResolved
+		}
+		if mb, ok := b.moduleScope(family, key, r.Name); ok {
+			switch mb.kind {
+			case bDef:
+				return mb.id, outResolved
+			case bExternal:
+				return "", outExternal
+			}
+		}
+		if _, ok := b.modules[modKey(family, key)]; !ok {
+			// e.g. "import os.path" binds "os" which is not in the project.
+			return "", outExternal
+		}
+		return "", outUnresolved
+	}
+	return "", outUnresolved
+}
+
+// moduleScope looks name up among the names a module binds by importing
+// them (its scope is built before references are resolved).
+func (b *builder) moduleScope(family, key, name string) (binding, bool) {
+	fs := b.modules[modKey(family, key)]
+	if len(fs) == 0 || fs[0].scopeState != 2 {
+		return binding{}, false
+	}
+	bd, ok := fs[0].scopeLookup(name)
+	return bd, ok && bd.kind != bLocal
+}
+
+// goReceiverVar returns the receiver variable name of a Go method def (or of
+// the method enclosing def), stored after the receiver type as "Type var".
+func goReceiverVar(fb *fileBuild, def int32) string {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.fd.Defs[d].Receiver != "" {
+			return fb.fd.Defs[d].SelfVar
+		}
+	}
+	return ""
+}

@@ -1,0 +1,325 @@
+package codegraph
+
+// This file holds the builder's per-file preparation (fillFileBuild) and the
+// project-wide name tables that references resolve against.
+
+import (
+	"hash/fnv"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// fillFileBuild makes the nodes of one file (fb.fd set).
+func (b *builder) fillFileBuild(fb *fileBuild) {
+	fd := fb.fd
+	trimFileData(fd)
+	fb.lang, fb.key = b.langs[fd.Lang], fd.Path
+	if fb.lang != nil {
+		fb.keys = fb.lang.moduleKeys(b.info, fd.Path)
+		fb.key = fb.keys[0]
+		if fb.lang.family == "js" {
+			fb.fd = jsRefs(fd) // flow_javascript.go
+			fd = fb.fd
+		}
+	}
+	// The file's nodes live in one array (one allocation per file, not
+	// per node); published nodes are never modified, only replaced.
+	slab := make([]Node, len(fd.Defs)+1)
+	fileNode := &slab[0]
+	*fileNode = Node{
+		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
+		QualName: fb.key, Path: fd.Path, Language: fd.Lang, StartLine: 1, EndLine: max(fd.Lines, 1),
+		StartByte: 0, EndByte: int(fd.Size), Hash: hex16(fd.Sum),
+	}
+	fb.fileID = fileNode.ID
+	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
+	fb.nodes[0] = fileNode
+	h := fnv.New64a()
+	hs := func(parts ...string) {
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+	}
+	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
+	if fb.lang == nil {
+		fb.iface = h.Sum64()
+		return
+	}
+	sep := fb.lang.qualSep
+	fb.ids = make([]string, len(fd.Defs))
+	quals := make([]string, len(fd.Defs))
+	dups := map[string]int{}
+	fb.nested = make(map[nestKey]int32, len(fd.Defs))
+	for i, d := range fd.Defs {
+		var q string
+		switch {
+		case d.Parent >= 0:
+			q = quals[d.Parent] + "." + d.Name
+		case d.Receiver != "":
+			q = joinQual(fb.key, sep, d.Receiver+"."+d.Name)
+		default:
+			q = joinQual(fb.key, sep, d.Name)
+		}
+		quals[i] = q
+		dk := string(d.Kind) + "\x00" + q
+		id := nodeID(d.Kind, q, fd.Path, dups[dk])
+		dups[dk]++
+		fb.ids[i] = id
+		parent := fb.fileID
+		if d.Parent >= 0 {
+			parent = fb.ids[d.Parent]
+		}
+		n := &slab[i+1]
+		*n = Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
+			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
+			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
+		fb.nodes = append(fb.nodes, n)
+		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
+			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
+		}
+		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
+	}
+	for _, r := range fd.Refs {
+		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
+			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
+		}
+	}
+	if fb.lang.family == "go" {
+		for _, d := range fd.Defs {
+			if d.Kind == KindMethod {
+				hs("s", d.Sig) // interface matching reads method arities
+			}
+		}
+	}
+	for _, im := range fd.Imports {
+		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
+	}
+	fillFlow(fb, hs)
+	fb.iface = h.Sum64()
+	for _, ev := range fd.Env {
+		src := fb.fileID
+		if ev.Def >= 0 {
+			src = fb.ids[ev.Def]
+		}
+		if fb.envNames == nil {
+			fb.envNames = map[string][]string{}
+		}
+		if !containsStr(fb.envNames[src], ev.Name) {
+			fb.envNames[src] = append(fb.envNames[src], ev.Name)
+		}
+	}
+	// Variable types from constructor assignments and annotations; names
+	// bound locally (they shadow module-level definitions).
+	for _, r := range fd.Refs {
+		if r.Kind == refLocal {
+			if fb.locals == nil {
+				fb.locals = map[nestKey]bool{}
+			}
+			fb.locals[nestKey{r.Def, r.Name}] = true
+			continue
+		}
+		if r.Kind != refAssign {
+			continue
+		}
+		k := hintKey{scope: r.Def, name: r.Name}
+		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !strings.Contains(r.Name, ".") && r.Name != returnHint {
+			// A class-body attribute (x: Foo, x = Foo()) is also self.x.
+			fb.addHint(hintKey{scope: r.Def, attr: true, name: "self." + r.Name}, r.Object)
+		}
+		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
+			ci := enclosingClassIdx(fd, r.Def)
+			if ci < 0 {
+				continue
+			}
+			k = hintKey{scope: ci, attr: true, name: "self." + r.Name[len(obj)+1:]}
+		}
+		fb.addHint(k, r.Object)
+	}
+	if fb.lang.family == "go" {
+		fb.goHintLines()
+	}
+}
+
+// addHint records typ as a possible type of the variable k (once).
+func (fb *fileBuild) addHint(k hintKey, typ string) {
+	if fb.hints == nil {
+		fb.hints = map[hintKey][]string{}
+	}
+	if !containsStr(fb.hints[k], typ) {
+		fb.hints[k] = append(fb.hints[k], typ)
+	}
+}
+
+// tables rebuilds the cross-file lookup tables and attaches Go methods to
+// their receiver types (copying a node whose parent changes: published nodes
+// are never modified).
+func (b *builder) tables(ordered []*fileBuild) {
+	b.modules = map[string][]*fileBuild{}
+	b.top = map[string]map[string]string{}
+	b.members = map[string]map[string]string{}
+	b.defLoc = map[string]defLocation{}
+	b.nodeByID = make(map[string]*Node, len(b.nodeByID)+16)
+	b.packages = map[string]map[string]string{}
+	b.requires = b.requires[:0]
+	for _, fb := range ordered {
+		for _, n := range fb.nodes {
+			b.nodeByID[n.ID] = n
+		}
+		if fb.lang == nil {
+			b.addManifest(fb)
+			continue
+		}
+		fam := fb.lang.family
+		top := b.top[modKey(fam, fb.key)]
+		if top == nil {
+			top = map[string]string{}
+			b.top[modKey(fam, fb.key)] = top
+		}
+		for _, k := range fb.keys {
+			mk := modKey(fam, k)
+			b.modules[mk] = append(b.modules[mk], fb)
+			if _, ok := b.top[mk]; !ok {
+				b.top[mk] = top
+			}
+		}
+		for i, d := range fb.fd.Defs {
+			id := fb.ids[i]
+			b.defLoc[id] = defLocation{fb, int32(i)}
+			if d.Parent < 0 && d.Receiver == "" {
+				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) {
+					top[d.Name] = id
+				}
+			}
+			if d.Parent >= 0 && fb.fd.Defs[d.Parent].Kind == KindClass {
+				b.addMember(fb.ids[d.Parent], d.Name, id)
+			}
+		}
+	}
+	for _, fb := range ordered {
+		b.attachReceivers(fb)
+	}
+}
+
+// patchTables updates the lookup tables for changed files whose interface is
+// unchanged: the same IDs under the same names, only new fileBuild objects.
+func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
+	for _, fb := range changed {
+		prev := old[fb.fd.Path]
+		for _, n := range fb.nodes {
+			b.nodeByID[n.ID] = n
+		}
+		if fb.lang == nil {
+			continue
+		}
+		for _, k := range fb.keys {
+			mk := modKey(fb.lang.family, k)
+			fs := append([]*fileBuild(nil), b.modules[mk]...)
+			for i, f := range fs {
+				if f == prev {
+					fs[i] = fb
+				}
+			}
+			b.modules[mk] = fs
+		}
+		for i, id := range fb.ids {
+			b.defLoc[id] = defLocation{fb, int32(i)}
+		}
+		b.attachReceivers(fb)
+	}
+}
+
+func joinQual(key, sep, name string) string {
+	if key == "" {
+		return name
+	}
+	return key + sep + name
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) addMember(classID, name, id string) {
+	m := b.members[classID]
+	if m == nil {
+		m = map[string]string{}
+		b.members[classID] = m
+	}
+	if _, dup := m[name]; !dup {
+		m[name] = id
+	}
+}
+
+// addManifest registers package nodes and requires edges for a manifest.
+func (b *builder) addManifest(fb *fileBuild) {
+	fd := fb.fd
+	if len(fd.Packages) == 0 {
+		return
+	}
+	family := ecoFamily(fd.Eco)
+	m := b.packages[family]
+	if m == nil {
+		m = map[string]string{}
+		b.packages[family] = m
+	}
+	for _, name := range fd.Packages {
+		norm := name
+		if family == "python" {
+			norm = normPyName(name)
+		}
+		id, ok := m[norm]
+		if !ok {
+			q := fd.Eco + ":" + name
+			id = nodeID(KindPackage, q, "", 0)
+			m[norm] = id
+			if b.pkgs[id] == nil {
+				b.pkgs[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
+			}
+			b.nodeByID[id] = b.pkgs[id]
+		}
+		b.requires = append(b.requires, Edge{From: fb.fileID, To: id, Kind: EdgeRequires})
+	}
+}
+
+func ecoFamily(eco string) string {
+	switch eco {
+	case "pypi":
+		return "python"
+	case "npm":
+		return "js"
+	default:
+		return eco
+	}
+}
+
+// attachReceivers makes Go methods children of their receiver type when the
+// type is defined in the same package.
+func (b *builder) attachReceivers(fb *fileBuild) {
+	if fb.lang == nil {
+		return
+	}
+	for i, d := range fb.fd.Defs {
+		if d.Receiver == "" {
+			continue
+		}
+		want := fb.fileID
+		cls, ok := b.top[modKey(fb.lang.family, fb.key)][d.Receiver]
+		if ok {
+			want = cls
+			b.addMember(cls, d.Name, fb.ids[i])
+		}
+		if n := fb.nodes[i+1]; n.Parent != want {
+			cp := *n
+			cp.Parent = want
+			fb.nodes[i+1] = &cp
+			b.nodeByID[cp.ID] = &cp
+		}
+	}
+}
