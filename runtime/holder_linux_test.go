@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"codeloom/runtime/runtimetest"
 )
 
 // idleHolderPid is the pid of the holder r keeps for its next run, or 0.
@@ -24,8 +26,8 @@ func idleHolderPid(r *LocalRunner) int {
 func TestHolderReusedAndEmptied(t *testing.T) {
 	needNamespaces(t)
 	r := New()
-	tok := uniqueToken(t)
-	t.Cleanup(func() { killSurvivors(tok) })
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	daemon := `setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; (sleep 300; : ` + tok + `) & exit 0`
 	tree := `sh -c 'sleep 0.01; : ` + tok + `' & wait`
 	first := 0
@@ -41,7 +43,7 @@ func TestHolderReusedAndEmptied(t *testing.T) {
 		if res.ExitCode != 0 {
 			t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
 		}
-		if left := survivors(tok); len(left) > 0 {
+		if left := runtimetest.Survivors(tok); len(left) > 0 {
 			t.Fatalf("run %d: %v survived into the reused namespace", i, left)
 		}
 		hp := idleHolderPid(r)

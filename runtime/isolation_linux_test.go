@@ -5,54 +5,17 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"codeloom/runtime/runtimetest"
 )
-
-// uniqueToken returns a string to find a test's processes by.
-func uniqueToken(t *testing.T) string {
-	t.Helper()
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return "cltok" + hex.EncodeToString(b[:])
-}
-
-// survivors lists live processes whose command line contains token.
-func survivors(token string) []int {
-	names, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(filepath.Base(n))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile(n + "/cmdline")
-		if err == nil && bytes.Contains(cmd, []byte(token)) && alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// killSurvivors cleans up after a failed check.
-func killSurvivors(token string) {
-	for _, pid := range survivors(token) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
 
 // needNamespaces skips when the runner cannot create PID and mount
 // namespaces here (not root).
@@ -69,18 +32,18 @@ func needNamespaces(t *testing.T) {
 
 func TestDaemonClearingItsEnvironmentDoesNotSurvive(t *testing.T) {
 	needNamespaces(t)
-	tok := uniqueToken(t)
+	tok := runtimetest.Token(t)
 	// A new session, a cleared environment (no marker), SIGTERM ignored,
 	// and its parent gone before the first scan: only the PID namespace
 	// still ties it to the run.
 	script := `setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; exit 0`
-	t.Cleanup(func() { killSurvivors(tok) })
+	runtimetest.KillOnCleanup(t, tok)
 	for i := 0; i < 3; i++ {
 		res := run(t, Spec{Command: []string{"sh", "-c", script}})
 		if res.ExitCode != 0 {
 			t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
 		}
-		if left := survivors(tok); len(left) > 0 {
+		if left := runtimetest.Survivors(tok); len(left) > 0 {
 			t.Fatalf("run %d: daemon %v survived", i, left)
 		}
 	}
@@ -96,36 +59,21 @@ func TestRunnerKilledTakesTreeAlong(t *testing.T) {
 		os.Exit(0)
 	}
 	needNamespaces(t)
-	tok := uniqueToken(t)
-	t.Cleanup(func() { killSurvivors(tok) })
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerKilledTakesTreeAlong$")
 	cmd.Env = append(os.Environ(), "CODELOOM_TEST_RUNNER_TOKEN="+tok)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		// Counted twice: a fork not yet exec'd shows its parent's command.
-		if len(survivors(tok)) >= 2 {
-			time.Sleep(200 * time.Millisecond)
-			if len(survivors(tok)) >= 2 {
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := len(survivors(tok)); n < 2 {
+	if n := runtimetest.WaitCount(tok, 2, 20*time.Second); n < 2 {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the tree did not start (%d processes)", n)
 	}
 	_ = cmd.Process.Kill() // SIGKILL: the runner gets no chance to clean up
 	_ = cmd.Wait()
-	deadline = time.Now().Add(5 * time.Second)
-	for len(survivors(tok)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if left := survivors(tok); len(left) > 0 {
+	if left := runtimetest.WaitGone(tok, 5*time.Second); len(left) > 0 {
 		t.Fatalf("processes %v outlived the SIGKILLed runner", left)
 	}
 }
@@ -268,27 +216,8 @@ func TestForkBombAsUnprivilegedUser(t *testing.T) {
 		}
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch to nobody")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("no setpriv")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no nobody user")
-	}
-	bin := filepath.Join(t.TempDir(), "runtime.test")
-	if err := copyFile(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Dir(bin), 0o755)
-	os.Chmod(bin, 0o755)
-	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--",
-		bin, "-test.run=^TestForkBombAsUnprivilegedUser$", "-test.v")
-	cmd.Env = append(os.Environ(), "CODELOOM_TEST_AS_NOBODY=1", "HOME=/")
-	cmd.Dir = "/"
+	cmd := runtimetest.AsNobody(t, os.Args[0], "-test.run=^TestForkBombAsUnprivilegedUser$", "-test.v")
+	cmd.Env = append(cmd.Env, "CODELOOM_TEST_AS_NOBODY=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"codeloom/runtime/runtimetest"
 )
 
 // TestMain fails the package when any process started by a test run is
@@ -51,23 +53,22 @@ func markedProcesses() []int {
 		if err != nil || !bytes.Contains(env, []byte(MarkerEnv+"=")) || !bytes.Contains(env, []byte(testTagEnv+"="+strconv.Itoa(os.Getpid())+"\x00")) {
 			continue
 		}
-		if alive(pid) {
+		if runtimetest.Alive(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	st, err := readProcStat(pid)
-	return err == nil && st.state != 'Z' && st.state != 'X'
-}
-
 func run(t *testing.T, spec Spec) Result {
 	t.Helper()
 	if spec.Timeout == 0 {
-		spec.Timeout = 20 * time.Second
+		// Only "the program ends": a case whose subject is a timeout sets
+		// its own. On 2 cores at load 25 (go test niced), python touching
+		// 120 MB (TestMetricsArePlausible), node growing to 256 MB (28 s,
+		// TestNodeMemoryHog) and a busy loop reaching 1 s of CPU
+		// (TestCPULimit: 0.86 s in 20 s) each ran past 20 s.
+		spec.Timeout = 90 * time.Second
 	}
 	res, err := New().Run(context.Background(), spec)
 	if err != nil {
@@ -79,6 +80,13 @@ func run(t *testing.T, spec Spec) Result {
 		t.Errorf("process %d left behind: %q %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), st)
 	}
 	return res
+}
+
+// logBound logs a figure a check bounds, and the bound, so that `go test -v`
+// shows how much margin each machine-dependent check has.
+func logBound(t *testing.T, what string, got, bound any) {
+	t.Helper()
+	t.Logf("bound %s: measured %v, bound %v", what, got, bound)
 }
 
 func readPid(t *testing.T, path string) int {
@@ -119,6 +127,7 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	if res.Signal != "SIGTERM" && res.Signal != "SIGKILL" {
 		t.Fatalf("signal %q", res.Signal)
 	}
+	logBound(t, "wall", res.Wall, 5*time.Second)
 	if res.Wall > 5*time.Second {
 		t.Fatalf("took %v", res.Wall)
 	}
@@ -133,6 +142,7 @@ func TestMemoryHog(t *testing.T) {
 		t.Skip(err)
 	}
 	res := run(t, Spec{Command: []string{py, "-c", "b = bytearray(2 << 30); print(len(b))"}, Limits: Limits{Memory: 256 << 20}})
+	logBound(t, "wall", res.Wall, 90*time.Second)
 	if res.Limit != LimitMemory {
 		t.Fatalf("limit %q, exit %d, stderr %s", res.Limit, res.ExitCode, res.Stderr)
 	}
@@ -166,9 +176,11 @@ for k in kids:
     os.waitpid(k, 0)
 `
 	res := run(t, Spec{Command: []string{py, "-c", code}, Limits: Limits{Memory: 200 << 20}, SampleEvery: 50 * time.Millisecond})
+	logBound(t, "wall", res.Wall, 90*time.Second)
 	if res.Limit != LimitMemory {
 		t.Fatalf("limit %q exit %d signal %q peak %d", res.Limit, res.ExitCode, res.Signal, res.PeakRSS)
 	}
+	logBound(t, "peak RSS MB (lower)", res.PeakRSS>>20, 150)
 	if res.PeakRSS < 150<<20 {
 		t.Fatalf("peak RSS %d, want the tree's sum (>150 MB)", res.PeakRSS)
 	}
@@ -181,6 +193,7 @@ func TestForkBombUnderProcessLimit(t *testing.T) {
 	if res.Limit != LimitProcs {
 		t.Fatalf("limit %q notes %v exit %d", res.Limit, res.LimitNotes, res.ExitCode)
 	}
+	logBound(t, "wall", res.Wall, 10*time.Second)
 	if res.Wall > 10*time.Second {
 		t.Fatalf("took %v", res.Wall)
 	}
@@ -226,14 +239,18 @@ func TestDaemonAndSigtermIgnorerLeaveNoSurvivor(t *testing.T) {
 	// too.
 	// Inside the run's PID namespace $$ is not the host's pid: the
 	// processes are found again by a token in their command line.
-	tok := uniqueToken(t)
+	tok := runtimetest.Token(t)
+	// The main process writes its pid once the daemon has written its own:
+	// under load starting the daemon took up to 0.4 s (2 cores, load 20),
+	// and the timeout must come after both.
 	script := `
 trap '' TERM
 ( setsid sh -c 'trap "" TERM; echo $$ > daemon.pid; while :; do sleep 1; done # daemon-` + tok + `' & )
+while [ ! -s daemon.pid ]; do sleep 0.05; done
 echo $$ > main.pid
 while :; do sleep 1; done # main-` + tok + `
 `
-	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, Timeout: 1500 * time.Millisecond, Grace: 300 * time.Millisecond})
+	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, Timeout: 3 * time.Second, Grace: 300 * time.Millisecond})
 	if !res.TimedOut {
 		t.Fatalf("not timed out: %+v", res)
 	}
@@ -244,7 +261,7 @@ while :; do sleep 1; done # main-` + tok + `
 		readPid(t, filepath.Join(dir, f)) // both started
 	}
 	for _, who := range []string{"main-", "daemon-"} {
-		if left := survivors(who + tok); len(left) > 0 {
+		if left := runtimetest.Survivors(who + tok); len(left) > 0 {
 			t.Errorf("%s: pids %v survived", who, left)
 		}
 	}
@@ -252,14 +269,16 @@ while :; do sleep 1; done # main-` + tok + `
 
 func TestDaemonLeftByFinishedProgramIsKilled(t *testing.T) {
 	dir := t.TempDir()
-	tok := uniqueToken(t)
-	script := `( setsid sh -c 'echo $$ > daemon.pid; sleep 300; : ` + tok + `' > /dev/null 2>&1 & ); sleep 0.3; exit 0`
+	tok := runtimetest.Token(t)
+	// The program ends once its daemon has started (under load that took up
+	// to 0.4 s: a fixed 0.3 s sleep raced it), bounded by the run's timeout.
+	script := `( setsid sh -c 'echo $$ > daemon.pid; sleep 300; : ` + tok + `' > /dev/null 2>&1 & ); while [ ! -s daemon.pid ]; do sleep 0.05; done; exit 0`
 	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir})
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d", res.ExitCode)
 	}
 	readPid(t, filepath.Join(dir, "daemon.pid"))
-	if left := survivors(tok); len(left) > 0 {
+	if left := runtimetest.Survivors(tok); len(left) > 0 {
 		t.Fatalf("daemon %v survived the run", left)
 	}
 }
@@ -267,6 +286,7 @@ func TestDaemonLeftByFinishedProgramIsKilled(t *testing.T) {
 func TestDaemonHoldingStdoutDoesNotHang(t *testing.T) {
 	// The daemon keeps stdout open and escapes quickly (before any sample).
 	res := run(t, Spec{Command: []string{"sh", "-c", "(setsid sleep 300 &); echo started"}, SampleEvery: -1})
+	logBound(t, "wall", res.Wall, 5*time.Second)
 	if string(res.Stdout) != "started\n" || res.Wall > 5*time.Second {
 		t.Fatalf("stdout %q wall %v", res.Stdout, res.Wall)
 	}
@@ -350,6 +370,7 @@ func TestCrashBySignal(t *testing.T) {
 
 func TestCPULimit(t *testing.T) {
 	res := run(t, Spec{Command: []string{"sh", "-c", "while :; do :; done"}, Limits: Limits{CPUTime: time.Second}})
+	logBound(t, "wall", res.Wall, 90*time.Second)
 	if res.Limit != LimitCPU {
 		t.Fatalf("limit %q signal %q cpu %v", res.Limit, res.Signal, res.CPUUser+res.CPUSys)
 	}
@@ -406,6 +427,7 @@ func TestSamplesAreDelivered(t *testing.T) {
 	ch := make(chan Sample, 100)
 	var cb int
 	res := run(t, Spec{Command: []string{"sh", "-c", "sleep 0.4"}, SampleEvery: 50 * time.Millisecond, Samples: ch, OnSample: func(Sample) { cb++ }})
+	logBound(t, "samples (lower)", len(res.Samples), 4)
 	if len(res.Samples) < 4 || cb != len(res.Samples) || len(ch) != len(res.Samples) {
 		t.Fatalf("samples %d callbacks %d channel %d", len(res.Samples), cb, len(ch))
 	}
@@ -419,6 +441,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	res, err := New().Run(ctx, Spec{Command: []string{"sleep", "30"}, Grace: 100 * time.Millisecond})
+	logBound(t, "wall", res.Wall, 5*time.Second)
 	if err != nil || !res.Canceled || res.TimedOut || res.Wall > 5*time.Second {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -464,6 +487,9 @@ func TestMetricsArePlausible(t *testing.T) {
 	}
 	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	ref := kb * 1024
+	logBound(t, "peak RSS vs /usr/bin/time (%)", 100*(res.PeakRSS-ref)/ref, "±20")
+	logBound(t, "cpu (lower)", res.CPUUser+res.CPUSys, 250*time.Millisecond)
+	logBound(t, "cpu - wall", res.CPUUser+res.CPUSys-res.Wall, 100*time.Millisecond)
 	if diff := res.PeakRSS - ref; diff > ref/5 || -diff > ref/5 {
 		t.Fatalf("peak RSS %d vs /usr/bin/time %d (more than 20%% apart)", res.PeakRSS, ref)
 	}
@@ -477,11 +503,16 @@ func TestMetricsArePlausible(t *testing.T) {
 
 func TestTreeCPUIncludesOrphans(t *testing.T) {
 	// The busy grandchild is orphaned (its parent exits at once) and the
-	// main process waits for it by polling, so wait4 never accounts it.
-	// The main process waits for it by polling a file, not with wait4.
+	// main process waits for it by polling a file, not with wait4, so
+	// wait4 never accounts it. It burns 0.5 s of CPU by its own clock (the
+	// shell's times builtin), whatever the machine's speed: a fixed 400,000
+	// iterations took 0.38 s here, which a faster CPU could bring near the
+	// 200 ms bound.
 	dir := t.TempDir()
-	script := `( sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; touch done' & ); while [ ! -f done ]; do sleep 0.05; done`
+	// (times writes to a file: in $(times) a subshell would report its own.)
+	script := `( sh -c 'while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; times > cpu.txt; read u s < cpu.txt; case $u in 0m0.[0-4]*) continue;; esac; break; done; touch done' & ); while [ ! -f done ]; do sleep 0.05; done`
 	res := run(t, Spec{Command: []string{"sh", "-c", script}, Dir: dir, SampleEvery: 20 * time.Millisecond})
+	logBound(t, "tree cpu (lower)", res.CPUUser+res.CPUSys, 200*time.Millisecond)
 	if res.CPUUser+res.CPUSys < 200*time.Millisecond {
 		t.Fatalf("tree CPU %v+%v misses the orphan", res.CPUUser, res.CPUSys)
 	}
@@ -503,7 +534,11 @@ func TestNodeMemoryHog(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("no node")
 	}
+	// Reaching 256 MB took node 12-21 s of wall time (2-3 s of CPU) on 2
+	// cores at load 25: run's 90 s only says the hog ends, and it must end
+	// by its memory limit.
 	res := run(t, Spec{Command: []string{"node", "-e", "let a = []; for (;;) a.push(new Array(1e6).fill(1))"}, Limits: Limits{Memory: 256 << 20}})
+	logBound(t, "wall", res.Wall, 90*time.Second)
 	if res.Limit != LimitMemory {
 		t.Fatalf("limit %q exit %d signal %q\n%s", res.Limit, res.ExitCode, res.Signal, res.Stderr)
 	}

@@ -7,12 +7,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"codeloom/runtime/runtimetest"
 )
 
 // Without root there is no holder (its namespaces need CAP_SYS_ADMIN): the
@@ -30,28 +30,8 @@ func asNobody(t *testing.T, name string, env ...string) (*exec.Cmd, *bytes.Buffe
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to nobody (unprivileged already: the in-process variant ran)")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("no setpriv(1) to switch to nobody")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no nobody user")
-	}
-	group := nobody.Gid
-	if g, err := user.LookupGroup("nogroup"); err == nil {
-		group = g.Gid
-	}
-	bin := filepath.Join(t.TempDir(), "runtime.test")
-	if err := copyFile(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Dir(bin), 0o755)
-	os.Chmod(bin, 0o755)
-	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+group, "--clear-groups", "--",
-		bin, "-test.run=^"+name+"$", "-test.v")
-	cmd.Env = append(append(os.Environ(), "HOME=/", asNobodyEnv+"=1"), env...)
-	cmd.Dir = "/"
+	cmd := runtimetest.AsNobody(t, os.Args[0], "-test.run=^"+name+"$", "-test.v")
+	cmd.Env = append(append(cmd.Env, asNobodyEnv+"=1"), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -98,20 +78,20 @@ func needUserPID(t *testing.T, res Result) {
 
 func TestUnprivilegedDaemonDoesNotSurvive(t *testing.T) {
 	if os.Geteuid() == 0 && os.Getenv(asNobodyEnv) == "" {
-		tok := uniqueToken(t)
-		t.Cleanup(func() { killSurvivors(tok) })
+		tok := runtimetest.Token(t)
+		runtimetest.KillOnCleanup(t, tok)
 		cmd, out := asNobody(t, "TestUnprivilegedDaemonDoesNotSurvive", "CODELOOM_TEST_TOKEN="+tok)
 		finishAsNobody(t, cmd, out)
-		if left := survivors(tok); len(left) > 0 {
+		if left := runtimetest.Survivors(tok); len(left) > 0 {
 			t.Fatalf("daemons %v survived the runs as nobody", left)
 		}
 		return
 	}
 	tok := os.Getenv("CODELOOM_TEST_TOKEN")
 	if tok == "" {
-		tok = uniqueToken(t)
+		tok = runtimetest.Token(t)
 	}
-	t.Cleanup(func() { killSurvivors(tok) })
+	runtimetest.KillOnCleanup(t, tok)
 	script := `sleep 0.2; setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; echo $$`
 	for i := 0; i < 3; i++ {
 		res, err := New().Run(context.Background(), Spec{Command: []string{"sh", "-c", script}, Dir: "/", Timeout: 30 * time.Second})
@@ -122,7 +102,7 @@ func TestUnprivilegedDaemonDoesNotSurvive(t *testing.T) {
 		if res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "1" {
 			t.Fatalf("exit %d, pid %q (want 1, the namespace's init): %s", res.ExitCode, res.Stdout, res.Stderr)
 		}
-		if left := survivors(tok); len(left) > 0 {
+		if left := runtimetest.Survivors(tok); len(left) > 0 {
 			t.Fatalf("run %d: daemon %v survived (unprivileged)", i, left)
 		}
 	}
@@ -132,27 +112,18 @@ func TestUnprivilegedDaemonDoesNotSurvive(t *testing.T) {
 // runner kills its program's daemonised grandchildren too (Pdeathsig on the
 // namespace's init).
 func TestUnprivilegedRunnerKilledTakesTreeAlong(t *testing.T) {
-	tok := uniqueToken(t)
-	t.Cleanup(func() { killSurvivors(tok) })
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	// The child mode of TestRunnerKilledTakesTreeAlong, as nobody.
 	cmd, out := asNobody(t, "TestRunnerKilledTakesTreeAlong", "CODELOOM_TEST_RUNNER_TOKEN="+tok)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) && len(survivors(tok)) < 2 {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	if n := len(survivors(tok)); n < 2 { // the shell and the daemon
+	if n := runtimetest.WaitCount(tok, 2, 20*time.Second); n < 2 { // the shell and the daemon
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the tree did not start (%d processes):\n%s", n, out)
 	}
 	_ = cmd.Process.Kill() // setpriv exec'd the runner: this is it
 	_ = cmd.Wait()
-	deadline = time.Now().Add(5 * time.Second)
-	for len(survivors(tok)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if left := survivors(tok); len(left) > 0 {
+	if left := runtimetest.WaitGone(tok, 5*time.Second); len(left) > 0 {
 		t.Fatalf("processes %v outlived the SIGKILLed unprivileged runner", left)
 	}
 }
