@@ -19,6 +19,11 @@ import (
 // CRLF, patch memory, special files in a plan, stale dry-run folders) and
 // issue 13 (git commit/undo, no bytecode from the checks).
 
+// pipelineTaskTimeout bounds a task that runs its checks (syntax, tests,
+// probe): it only says the task finishes. On 2 cores at load 25 such a
+// task took up to 82 s against the 120 s it had.
+const pipelineTaskTimeout = 300 * time.Second
+
 const (
 	pipelineSampleDir    = "../../assets/sample"
 	pipelineSampleScript = "../../app/pipeline/testdata/sample-fix.script"
@@ -172,7 +177,7 @@ func TestPipelineFailedTaskRollsBack(t *testing.T) {
 	p1 := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity > 100:\n=======\n    if quantity > 101:\n>>>>>>> REPLACE"
 	p2 := "inventory/pricing.py\n<<<<<<< SEARCH\n    if quantity > 101:\n=======\n    if quantity > 102:\n>>>>>>> REPLACE"
 	script := pipelineScript(t, "edit", plan, p1, p2)
-	r := run(t, limits{Timeout: 120 * time.Second}, "task", dir, "fix the discount", "--yes", "--quiet", "--max-fix", "2", "--script", script)
+	r := run(t, limits{Timeout: pipelineTaskTimeout}, "task", dir, "fix the discount", "--yes", "--quiet", "--max-fix", "2", "--script", script)
 	r.bounded(t)
 	if r.Code != 1 || !strings.Contains(r.Stdout, "Roll back the 2 changes this task made? → yes") {
 		t.Fatalf("failed task: %s", r)
@@ -181,7 +186,7 @@ func TestPipelineFailedTaskRollsBack(t *testing.T) {
 		t.Fatal("the failed task's patches are still on disk")
 	}
 	// Kept with --keep-failed, then rolled back by task id.
-	r = run(t, limits{Timeout: 120 * time.Second}, "task", dir, "fix the discount", "--yes", "--quiet", "--keep-failed", "--max-fix", "2", "--script", script)
+	r = run(t, limits{Timeout: pipelineTaskTimeout}, "task", dir, "fix the discount", "--yes", "--quiet", "--keep-failed", "--max-fix", "2", "--script", script)
 	r.bounded(t)
 	if pipelineRead(t, rel) == orig {
 		t.Fatalf("--keep-failed rolled back: %s", r)
@@ -259,8 +264,14 @@ func TestPipelineHugePatchBoundedMemory(t *testing.T) {
 		t.Fatalf("100 MB script: %s", r)
 	}
 	// A 20 MB answer: refused by the patch size limit with a clear message.
+	// It peaked at 456 MB (/usr/bin/time) to 711 MB (this harness, 2 cores
+	// at load 25) and took 36-122 s there (7 s of CPU): with 1 GiB and
+	// 120 s it failed on time once. 1.5 GiB is 2.2x the largest peak and
+	// still fails a run that holds the answer 3x as often as now (the
+	// unbounded 100 MB patch of issue 14 took 2.1-2.5 GB); 300 s only says
+	// it finishes.
 	mid := pipelineScript(t, "edit", plan, "FILE: big.py\n```\n"+strings.Repeat("x = 1\n", 20<<20/6)+"```")
-	r = run(t, limits{MaxRSS: 1 << 30, Timeout: 120 * time.Second}, "task", dir, "add data", "--yes", "--quiet", "--max-tokens", "8000000", "--script", mid)
+	r = run(t, limits{MaxRSS: 1536 << 20, Timeout: 300 * time.Second}, "task", dir, "add data", "--yes", "--quiet", "--max-tokens", "8000000", "--script", mid)
 	r.bounded(t)
 	if !strings.Contains(r.Stdout, "limit for a patch") {
 		t.Fatalf("20 MB answer: %s", r)
@@ -348,7 +359,7 @@ func TestPipelineGitCommitUndoAndNoBytecode(t *testing.T) {
 	pipelineGit(t, dir, "add", "README.md")
 	os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte("unstaged\n"), 0o644)
 
-	r := run(t, limits{Timeout: 120 * time.Second}, "task", dir, "bulk_discount should give 10 % from 100 units", "--yes", "--quiet", "--commit", "--script", pipelineSampleScript)
+	r := run(t, limits{Timeout: pipelineTaskTimeout}, "task", dir, "bulk_discount should give 10 % from 100 units", "--yes", "--quiet", "--commit", "--script", pipelineSampleScript)
 	r.bounded(t)
 	if r.Code != 0 {
 		t.Fatalf("task --commit: %s", r)
@@ -390,7 +401,7 @@ func TestPipelineGitCommitUndoAndNoBytecode(t *testing.T) {
 	// Without git: undo restores from the recorded versions.
 	plain := pipelineSample(t)
 	orig := pipelineRead(t, filepath.Join(plain, "inventory/pricing.py"))
-	r = run(t, limits{Timeout: 120 * time.Second}, "task", plain, "fix", "--yes", "--quiet", "--script", pipelineSampleScript)
+	r = run(t, limits{Timeout: pipelineTaskTimeout}, "task", plain, "fix", "--yes", "--quiet", "--script", pipelineSampleScript)
 	r.bounded(t)
 	for i := 0; i < 2; i++ {
 		if r = run(t, limits{}, "undo", plain, "--yes"); r.Code != 0 {

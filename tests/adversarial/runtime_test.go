@@ -2,77 +2,21 @@ package adversarial
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"codeloom/runtime/runtimetest"
 )
 
 // Issue 14, runtime items: what `codeloom exec` runs must not escape it.
-
-// runtimeToken returns a string to find a case's processes by.
-func runtimeToken(t *testing.T) string {
-	t.Helper()
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return "advtok" + hex.EncodeToString(b[:])
-}
-
-// runtimeSurvivors lists live (non-zombie) processes whose command line
-// contains token.
-func runtimeSurvivors(token string) []int {
-	names, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(filepath.Base(n))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile(n + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, []byte(token)) {
-			continue
-		}
-		st, err := os.ReadFile(n + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
-// runtimeCleanup kills whatever a failed case left behind.
-func runtimeCleanup(t *testing.T, token string) {
-	t.Cleanup(func() {
-		for _, pid := range runtimeSurvivors(token) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-}
-
-// runtimeWaitGone waits (bounded) until no process carries token.
-func runtimeWaitGone(token string, d time.Duration) []int {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if len(runtimeSurvivors(token)) == 0 {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return runtimeSurvivors(token)
-}
 
 // runtimeStart starts the binary in its own process group (killed at the
 // end of the case) and returns it with a channel closed when it exits.
@@ -96,8 +40,8 @@ func runtimeStart(t *testing.T, stdin io.Reader, args ...string) (*exec.Cmd, <-c
 }
 
 func TestRuntimeDaemonClearingItsEnvironmentDies(t *testing.T) {
-	tok := runtimeToken(t)
-	runtimeCleanup(t, tok)
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	// As in the issue, with the escape between two samples: the daemon's
 	// parent exits at once, it has a session and group of its own and no
 	// environment marker; the token rides in the shell's command line.
@@ -108,35 +52,24 @@ func TestRuntimeDaemonClearingItsEnvironmentDies(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("exit %d: %s", r.Code, r)
 		}
-		if left := runtimeWaitGone(tok, time.Second); len(left) > 0 {
+		if left := runtimetest.WaitGone(tok, time.Second); len(left) > 0 {
 			t.Fatalf("run %d: the daemon %v survived exec (no --procs): %s", i, left, r)
 		}
 	}
 }
 
 func TestRuntimeSigkillOfCodeloomKillsGrandchildren(t *testing.T) {
-	tok := runtimeToken(t)
-	runtimeCleanup(t, tok)
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	script := `setsid -f env -i sh -c 'trap "" TERM; sleep 300; : ` + tok + `'; (sleep 300; : ` + tok + `) & sleep 300; : ` + tok
 	cmd, done, out := runtimeStart(t, nil, "exec", "--timeout", "60s", "--", "sh", "-c", script)
-	deadline := time.Now().Add(20 * time.Second)
 	// Three in the tree, plus codeloom itself (its command line too).
-	for time.Now().Before(deadline) {
-		// Counted twice: a fork not yet exec'd shows its parent's command.
-		if len(runtimeSurvivors(tok)) >= 4 {
-			time.Sleep(200 * time.Millisecond)
-			if len(runtimeSurvivors(tok)) >= 4 {
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := len(runtimeSurvivors(tok)); n < 4 {
+	if n := runtimetest.WaitCount(tok, 4, 20*time.Second); n < 4 {
 		t.Fatalf("tree not started (%d processes): %s", n, out)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL) // codeloom only, not its group
 	<-done
-	if left := runtimeWaitGone(tok, 5*time.Second); len(left) > 0 {
+	if left := runtimetest.WaitGone(tok, 5*time.Second); len(left) > 0 {
 		t.Fatalf("processes %v outlived the SIGKILLed codeloom", left)
 	}
 }
@@ -192,42 +125,12 @@ func TestRuntimeExecConfinesTheFilesystem(t *testing.T) {
 // TestRuntimeForkBombAsUnprivilegedUser runs codeloom as the nobody user:
 // no cgroup, no namespaces, the process limit is RLIMIT_NPROC.
 func TestRuntimeForkBombAsUnprivilegedUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch to an unprivileged user")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("no setpriv")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no nobody user")
-	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	// The built binary sits in a private folder: nobody gets a copy.
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	nb := filepath.Join(dir, "codeloom")
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(nb, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--",
-		nb, "exec", "--procs", "30", "--timeout", "4s", "--", "bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 15")
-	// A temp folder of its own: /tmp/go-graphviz may belong to root
+	// With a temp folder of its own: /tmp/go-graphviz may belong to root
 	// (a separate issue-14 item, not this case's subject).
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(tmp, 0o1777)
-	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), "HOME=/nonexistent", "TMPDIR="+tmp)
+	cmd := runtimetest.AsNobody(t, bin, "exec", "--procs", "30", "--timeout", "4s", "--", "bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 15")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &capped{b: &out}, &capped{b: &out}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -278,7 +181,7 @@ func TestRuntimeStaleCgroupCleanupSparesOthers(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
 		t.Skipf("no pids cgroup found (%q): %v", base, err)
 	}
-	tok := runtimeToken(t)
+	tok := runtimetest.Token(t)
 	other := filepath.Join(base, "codeloom-"+tok)
 	if err := os.Mkdir(other, 0o755); err != nil {
 		t.Skipf("cannot make a cgroup here: %v", err)
@@ -317,12 +220,12 @@ func TestRuntimeStdinThatNeverClosesEndsAtTimeout(t *testing.T) {
 
 	// SIGTERM ends it too (sent once the program runs, so codeloom is
 	// past its start-up and listens for it).
-	tok := runtimeToken(t)
-	runtimeCleanup(t, tok)
+	tok := runtimetest.Token(t)
+	runtimetest.KillOnCleanup(t, tok)
 	cmd, done, out = runtimeStart(t, pr, "exec", "--stdin", "-", "--timeout", "60s", "--", "sh", "-c", "cat; : "+tok)
 	deadline := time.Now().Add(20 * time.Second)
 	started := func() bool { // codeloom's own command line has the token too
-		for _, pid := range runtimeSurvivors(tok) {
+		for _, pid := range runtimetest.Survivors(tok) {
 			if pid != cmd.Process.Pid {
 				return true
 			}

@@ -106,6 +106,7 @@ func TestWalkSIGTERMEndsIndex(t *testing.T) {
 		t.Fatalf("index still running 20 s after SIGTERM")
 	}
 	t.Logf("ended %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+	measure(t, "sigterm", 20*time.Second, 0, time.Since(sent), 0, cmd.Args[1:])
 }
 
 // TestWalkNestedCalls: 40,000 nested calls (120 KB) took 39-48 s
