@@ -646,3 +646,36 @@ func TestAskStreamsAnswerWithContext(t *testing.T) {
 		t.Errorf("prompt lacks the selected code or the question:\n%s", prompt)
 	}
 }
+
+func TestDefaultLayoutFitsHundredColumnsBesideTheGraph(t *testing.T) {
+	a := test.NewTempApp(t)
+	w, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.win.Resize(fyne.NewSize(defaultWindowWidth, defaultWindowHeight))
+	if w.side.Visible() {
+		t.Error("the file tree is shown by default")
+	}
+	code, graph := w.code.Object().Size().Width, w.graph.Size().Width
+	if need := codePaneWidth(100); code < need-1 {
+		t.Errorf("code pane %.0f px wide, 100 columns need %.0f", code, need)
+	}
+	if graph < 500 {
+		t.Errorf("graph %.0f px wide beside the 100-column code pane, want ≥ 500", graph)
+	}
+	test.Tap(w.filesBtn)
+	if !w.side.Visible() || w.side.Size().Width < 100 {
+		t.Errorf("Files did not show the tree (visible %v, %.0f px)", w.side.Visible(), w.side.Size().Width)
+	}
+	if !a.Preferences().Bool(prefSidePanel) {
+		t.Error("the shown tree is not remembered")
+	}
+	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w2.side.Visible() {
+		t.Error("a new window hides the tree the user showed")
+	}
+}
