@@ -100,6 +100,12 @@ type Workbench struct {
 	status     *widget.Label
 	viewInfo   *widget.Label
 	openBtn    *widget.Button
+
+	// The automation file's writer (automation.go): the newest state not yet written.
+	autoMu     sync.Mutex
+	autoNext   *AutomationState
+	autoBusy   bool
+	exportBtn  *widget.Button
 	progress   *widget.ProgressBar
 	progressTx *widget.Label
 	cancelBtn  *widget.Button
@@ -290,6 +296,7 @@ func (w *Workbench) build() {
 	filters.OnTapped = func() { w.showFilters(filters) }
 	export := widget.NewButtonWithIcon("Export", theme.DownloadIcon(), nil)
 	export.OnTapped = func() { w.showExport(export) }
+	w.exportBtn = export
 	w.filesBtn = widget.NewButtonWithIcon("Files", theme.ListIcon(), func() { w.showSidePanel(!w.side.Visible()) })
 	toolbar := container.NewBorder(nil, nil,
 		container.NewHBox(w.filesBtn, openBtn, recentBtn, widget.NewSeparator(), overviewBtn, w.depth, filters),

@@ -437,10 +437,11 @@ func TestAutomationStateFile(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{Automation: state})
 	openSample(t, w, project)
 	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
-	b, err := os.ReadFile(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var b []byte
+	waitFor(t, "the state file after the selection", func() bool { // written off the UI goroutine
+		b, _ = os.ReadFile(state)
+		return strings.Contains(string(b), `"code_path": "inventory/pricing.py"`)
+	})
 	for _, want := range []string{`"title": "CodeLoom — sample"`, `"code_path": "inventory/pricing.py"`, `def bulk_discount(`, `"nodes": [`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("state file lacks %s", want)
