@@ -34,6 +34,9 @@ func checkPNGExport(t *testing.T, app *e2eApp, s AutomationState, home string) {
 		return strings.HasPrefix(s.Status, "Exported ") && strings.HasSuffix(s.Status, "e2e-export.png")
 	})
 	exported := decodePNG(t, want)
+	if b, err := os.ReadFile(want); err == nil { // kept beside the screenshots to look at
+		os.WriteFile(filepath.Join(app.out, "e2e-5-export.png"), b, 0o644)
+	}
 	app.shot("e2e-5-export-screen.png")
 	screen := decodePNG(t, filepath.Join(app.out, "e2e-5-export-screen.png"))
 	g := s.Graph
