@@ -81,18 +81,25 @@ func (ix *Index) folders() *folderTree {
 // weights counts, for every file, the references (non-contains edges) that
 // start or end in it or in its definitions: the ranking of what to show.
 func (ix *Index) weights() map[string]int {
-	w := map[string]int{}
-	for _, n := range ix.order {
-		for _, e := range ix.out[n.ID] {
+	count := make([]int32, len(ix.all)) // by file node position
+	for from := range ix.all {
+		for _, ei := range ix.outList[ix.outOff[from]:ix.outOff[from+1]] {
+			e := &ix.edges[ei]
 			if e.Kind == codegraph.EdgeContains {
 				continue
 			}
-			if f := ix.fileOf[e.From]; f != "" {
-				w[f]++
+			if f := ix.fileOf[from]; f >= 0 {
+				count[f]++
 			}
-			if f := ix.fileOf[e.To]; f != "" {
-				w[f]++
+			if f := ix.fileOf[ix.pos[e.To]]; f >= 0 {
+				count[f]++
 			}
+		}
+	}
+	w := map[string]int{}
+	for p, c := range count {
+		if c > 0 {
+			w[ix.all[p].ID] = int(c)
 		}
 	}
 	return w
@@ -241,7 +248,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 			vn = ViewNode{ID: it.id, Kind: KindFolder, Label: fmt.Sprintf("%s/ · %d files", path.Base(it.folder), t.count[it.folder]),
 				Tooltip: fmt.Sprintf("folder %s: %d files, %d references\ndouble-click to open it", it.folder, t.count[it.folder], folderWeight[it.folder])}
 		default:
-			n := ix.nodes[it.id]
+			n := ix.node(it.id)
 			vn = ix.viewNode(n, "")
 		}
 		vn.Cluster = clusterTitle(it.cluster)
@@ -290,7 +297,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 		if n.Kind == codegraph.KindFile || n.Kind == codegraph.KindPackage {
 			continue
 		}
-		f := ix.fileOf[n.ID]
+		f := ix.FileOf(n.ID)
 		if f == "" || !visible[f] || !opts.Expanded[f] || !opts.Filter.nodeOK(n.Kind) {
 			continue
 		}
@@ -327,7 +334,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 			}
 			continue
 		}
-		for _, e := range ix.in[n.ID] {
+		for e := range ix.inEdges(n.ID) {
 			if e.Kind != codegraph.EdgeContains {
 				pw[n.ID]++
 			}
@@ -340,7 +347,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 			show := min(len(ext), max(minOpenCap, budget-len(v.Nodes)))
 			for i, it := range ext {
 				if i < show {
-					v.Nodes = append(v.Nodes, ix.viewNode(ix.nodes[it.id], "external packages"))
+					v.Nodes = append(v.Nodes, ix.viewNode(ix.node(it.id), "external packages"))
 					visible[it.id] = true
 					pkgRep[it.id] = it.id
 				} else {
@@ -369,7 +376,7 @@ func folderSummary(ix *Index, opts OverviewOptions) *View {
 		if r, ok := pkgRep[id]; ok {
 			return r
 		}
-		return rep[ix.fileOf[id]]
+		return rep[ix.FileOf(id)]
 	}
 	eb := opts.EdgeBudget
 	if eb <= 0 {
@@ -423,7 +430,7 @@ func (ix *Index) countedEdges(visible map[string]bool, represent func(string) st
 	at := map[pair]int{}
 	var out []ViewEdge
 	for _, n := range ix.order {
-		for _, e := range ix.out[n.ID] {
+		for e := range ix.outEdges(n.ID) {
 			if !f.edgeOK(e.Kind) {
 				continue
 			}

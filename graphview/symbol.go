@@ -53,9 +53,9 @@ func refKind(k codegraph.EdgeKind) bool {
 // members lists the definitions inside id (a class's methods).
 func (ix *Index) members(id string) []string {
 	var out []string
-	for _, c := range ix.children[id] {
-		if n := ix.nodes[c]; n != nil && n.Kind != codegraph.KindFile {
-			out = append(out, c)
+	for n := range ix.children(id) {
+		if n.Kind != codegraph.KindFile {
+			out = append(out, n.ID)
 		}
 	}
 	return out
@@ -76,11 +76,11 @@ func References(ix *Index, id string) []Reference {
 			return
 		}
 		seen[key] = true
-		n := ix.nodes[other]
+		n := ix.node(other)
 		out = append(out, Reference{Relation: rel, ID: other, Name: firstNonEmpty(n.QualName, n.Name), Path: n.Path, Line: n.StartLine, Kind: k})
 	}
 	for s := range self {
-		for _, e := range ix.in[s] {
+		for e := range ix.inEdges(s) {
 			switch {
 			case e.Kind == codegraph.EdgeImplements || e.Kind == codegraph.EdgeInherits:
 				add("implementation", e.From, e.Kind)
@@ -88,7 +88,7 @@ func References(ix *Index, id string) []Reference {
 				add("caller", e.From, e.Kind)
 			}
 		}
-		for _, e := range ix.out[s] {
+		for e := range ix.outEdges(s) {
 			if refKind(e.Kind) {
 				add("callee", e.To, e.Kind)
 			}
@@ -112,7 +112,7 @@ func References(ix *Index, id string) []Reference {
 // to it on the left, those it refers to on the right, methods grouped under
 // their class. Each side keeps PerSide nodes; the rest is one "+k more" stub.
 func Symbol(ix *Index, id string, opts SymbolOptions) *View {
-	root := ix.nodes[id]
+	root := ix.node(id)
 	if root == nil {
 		return &View{Title: "Symbol: (gone)"}
 	}
@@ -123,13 +123,13 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 	v := &View{Title: "Symbol: " + firstNonEmpty(root.QualName, root.Name), Center: id, Layout: LayoutSymbol}
 	visible := map[string]bool{}
 	groupOf := func(n *codegraph.Node) string {
-		if p := ix.nodes[n.Parent]; p != nil && p.Kind == codegraph.KindClass {
+		if p := ix.node(n.Parent); p != nil && p.Kind == codegraph.KindClass {
 			return "class " + p.Name
 		}
 		return n.Path
 	}
 	addNode := func(nid string, side int) {
-		n := ix.nodes[nid]
+		n := ix.node(nid)
 		vn := ix.viewNode(n, groupOf(n))
 		vn.Side = side
 		v.Nodes = append(v.Nodes, vn)
@@ -147,7 +147,7 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 			if i >= per {
 				break
 			}
-			if n := ix.nodes[m]; opts.Filter.nodeOK(n.Kind) {
+			if n := ix.node(m); opts.Filter.nodeOK(n.Kind) {
 				addNode(m, SideCenter)
 				centre[m] = true
 			}
@@ -166,11 +166,11 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 	}
 	sort.Strings(centreIDs)
 	for _, c := range centreIDs {
-		for _, e := range ix.in[c] {
+		for e := range ix.inEdges(c) {
 			if !refKind(e.Kind) || !opts.Filter.edgeOK(e.Kind) || centre[e.From] {
 				continue
 			}
-			if n := ix.nodes[e.From]; n == nil || !opts.Filter.nodeOK(n.Kind) {
+			if n := ix.node(e.From); n == nil || !opts.Filter.nodeOK(n.Kind) {
 				continue
 			}
 			if !callers[e.From] {
@@ -179,11 +179,11 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 			}
 			links = append(links, link{e.From, c, e.Kind})
 		}
-		for _, e := range ix.out[c] {
+		for e := range ix.outEdges(c) {
 			if !refKind(e.Kind) || !opts.Filter.edgeOK(e.Kind) || centre[e.To] {
 				continue
 			}
-			if n := ix.nodes[e.To]; n == nil || !opts.Filter.nodeOK(n.Kind) {
+			if n := ix.node(e.To); n == nil || !opts.Filter.nodeOK(n.Kind) {
 				continue
 			}
 			if !callees[e.To] {
@@ -195,7 +195,7 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 	}
 	place := func(order []string, side int, what string) {
 		sort.SliceStable(order, func(i, j int) bool {
-			a, b := ix.nodes[order[i]], ix.nodes[order[j]]
+			a, b := ix.node(order[i]), ix.node(order[j])
 			if groupOf(a) != groupOf(b) {
 				return groupOf(a) < groupOf(b)
 			}

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"codeloom/app/codegraph"
@@ -105,124 +104,6 @@ type Filter struct {
 func (f Filter) nodeOK(k codegraph.Kind) bool { return !f.HideNodes[k] }
 func (f Filter) edgeOK(k codegraph.EdgeKind) bool {
 	return !f.HideEdges[k]
-}
-
-// Index is a code graph snapshot indexed for building views. Build one per
-// graph snapshot and reuse it for every view of that snapshot.
-type Index struct {
-	nodes    map[string]*codegraph.Node
-	order    []*codegraph.Node // stable order: by path, line, id
-	out, in  map[string][]codegraph.Edge
-	children map[string][]string
-	fileOf   map[string]string // node → the file node containing it
-}
-
-// NewIndex indexes src.
-func NewIndex(src Source) *Index {
-	nodes := src.Nodes()
-	// Sized up front: growing maps of 100,000 keys rehashes them repeatedly.
-	ix := &Index{
-		nodes:    make(map[string]*codegraph.Node, len(nodes)),
-		out:      make(map[string][]codegraph.Edge, len(nodes)),
-		in:       make(map[string][]codegraph.Edge, len(nodes)),
-		children: map[string][]string{},
-		fileOf:   make(map[string]string, len(nodes)),
-		order:    make([]*codegraph.Node, 0, len(nodes)),
-	}
-	for _, n := range nodes {
-		if n == nil {
-			continue
-		}
-		ix.nodes[n.ID] = n
-		ix.order = append(ix.order, n)
-	}
-	sort.Slice(ix.order, func(i, j int) bool {
-		a, b := ix.order[i], ix.order[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.StartLine != b.StartLine {
-			return a.StartLine < b.StartLine
-		}
-		return a.ID < b.ID
-	})
-	for _, n := range ix.order {
-		if n.Parent != "" {
-			ix.children[n.Parent] = append(ix.children[n.Parent], n.ID)
-		}
-	}
-	for _, e := range src.Edges() {
-		if ix.nodes[e.From] == nil || ix.nodes[e.To] == nil {
-			continue
-		}
-		ix.out[e.From] = append(ix.out[e.From], e)
-		ix.in[e.To] = append(ix.in[e.To], e)
-		if e.Kind == codegraph.EdgeContains {
-			if p := ix.nodes[e.To]; p.Parent == "" {
-				ix.children[e.From] = appendUnique(ix.children[e.From], e.To)
-			}
-		}
-	}
-	for _, n := range ix.order {
-		if f := ix.findFile(n.ID); f != "" {
-			ix.fileOf[n.ID] = f
-		}
-	}
-	return ix
-}
-
-func appendUnique(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
-}
-
-// Len is the number of nodes in the indexed graph.
-func (ix *Index) Len() int { return len(ix.order) }
-
-// Node returns the code graph node with this ID.
-func (ix *Index) Node(id string) (*codegraph.Node, bool) {
-	n, ok := ix.nodes[id]
-	return n, ok
-}
-
-// parentOf returns the containing node's ID: the Parent field, else the
-// source of a contains edge.
-func (ix *Index) parentOf(id string) string {
-	n := ix.nodes[id]
-	if n == nil {
-		return ""
-	}
-	if n.Parent != "" {
-		return n.Parent
-	}
-	for _, e := range ix.in[id] {
-		if e.Kind == codegraph.EdgeContains {
-			return e.From
-		}
-	}
-	return ""
-}
-
-// FileOf returns the ID of the file node that contains id (id itself for a
-// file), or "" when there is none.
-func (ix *Index) FileOf(id string) string {
-	if f, ok := ix.fileOf[id]; ok {
-		return f
-	}
-	return ix.findFile(id)
-}
-
-func (ix *Index) findFile(id string) string {
-	for cur, i := id, 0; cur != "" && i < 64; cur, i = ix.parentOf(cur), i+1 {
-		if n := ix.nodes[cur]; n != nil && n.Kind == codegraph.KindFile {
-			return cur
-		}
-	}
-	return ""
 }
 
 // Tooltip is the hover text of a node: kind, qualified name, signature, file:line.
@@ -429,8 +310,8 @@ type FocusOptions struct {
 // A node whose neighbours were cut gets a "+k more" stub. The focus node is
 // always shown, even when its kind is filtered out.
 func Focus(ix *Index, id string, opts FocusOptions) (*View, error) {
-	root, ok := ix.nodes[id]
-	if !ok {
+	root := ix.node(id)
+	if root == nil {
 		return nil, fmt.Errorf("focus %q: no such node", id)
 	}
 	depth, budget := opts.Depth, opts.Budget
@@ -467,7 +348,7 @@ func Focus(ix *Index, id string, opts FocusOptions) (*View, error) {
 		}
 	}
 	for _, nid := range order {
-		n := ix.nodes[nid]
+		n := ix.node(nid)
 		v.Nodes = append(v.Nodes, ix.viewNode(n, clusterOf(n)))
 	}
 	v.Edges = ix.directEdges(visible, opts.Filter)
@@ -483,7 +364,7 @@ func Focus(ix *Index, id string, opts FocusOptions) (*View, error) {
 			continue
 		}
 		sid := "more:" + nid
-		v.Nodes = append(v.Nodes, ViewNode{ID: sid, Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut, Cluster: clusterOf(ix.nodes[nid])})
+		v.Nodes = append(v.Nodes, ViewNode{ID: sid, Label: fmt.Sprintf("+%d more", cut), Stub: true, More: cut, Cluster: clusterOf(ix.node(nid))})
 		v.Edges = append(v.Edges, ViewEdge{From: nid, To: sid})
 	}
 	return v, nil
@@ -509,16 +390,16 @@ func (ix *Index) neighbours(id string, f Filter) []string {
 		if !f.edgeOK(k) || seen[other] {
 			return
 		}
-		if n := ix.nodes[other]; n == nil || !f.nodeOK(n.Kind) {
+		if n := ix.node(other); n == nil || !f.nodeOK(n.Kind) {
 			return
 		}
 		seen[other] = true
 		out = append(out, other)
 	}
-	for _, e := range ix.out[id] {
+	for e := range ix.outEdges(id) {
 		addE(e.To, e.Kind)
 	}
-	for _, e := range ix.in[id] {
+	for e := range ix.inEdges(id) {
 		addE(e.From, e.Kind)
 	}
 	return out
@@ -532,7 +413,7 @@ func (ix *Index) directEdges(visible map[string]bool, f Filter) []ViewEdge {
 		if !visible[n.ID] {
 			continue
 		}
-		for _, e := range ix.out[n.ID] {
+		for e := range ix.outEdges(n.ID) {
 			if !f.edgeOK(e.Kind) || !visible[e.To] || e.From == e.To {
 				continue
 			}

@@ -23,6 +23,7 @@ graph cache; then each run launches the app and reports:
                   (seen from outside; the file is rewritten every 0.5 s)
   click_code_s    a click on a node -> the code pane shows that node
   rss_peak_mb     the app's peak resident memory (VmHWM) at the end of the run
+  auto_peak_rss_mb  the same as the automation file reports it (peak_rss_mb)
 """
 import json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -196,6 +197,7 @@ def one(binary, proj, env, tmp, shot, warm):
         res["stall_in"] = s.get("stall_what", "")
         res["gap_ms"] = round(gap * 1000)
         res["rss_peak_mb"] = peak_rss_mb(app.pid)
+        res["auto_peak_rss_mb"] = s.get("peak_rss_mb")  # as the app reports it
         if s.get("timings_ms"):
             res["timings_ms"] = s["timings_ms"]
         if s.get("cpu_ms"):

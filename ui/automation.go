@@ -34,9 +34,10 @@ type AutomationState struct {
 	Dirty     bool       `json:"dirty"`
 	Versions  int        `json:"versions"`
 	Scale     float32    `json:"scale"`
-	EditBtn   AutoBox    `json:"edit_button"` // the code pane's Edit/View button
-	OpenBtn   AutoBox    `json:"open_button"` // Open Folder…
-	Editor    AutoBox    `json:"editor"`      // the code pane's text area
+	EditBtn   AutoBox    `json:"edit_button"`   // the code pane's Edit/View button
+	OpenBtn   AutoBox    `json:"open_button"`   // Open Folder…
+	ExportBtn AutoBox    `json:"export_button"` // the toolbar's Export (SVG…/PNG… menu)
+	Editor    AutoBox    `json:"editor"`        // the code pane's text area
 	// StallMaxMs is the longest time the UI goroutine did not answer the
 	// watchdog (ms), StallWhat what it was running then, Stalls how many
 	// blocks passed 100 ms.
@@ -100,7 +101,7 @@ func (w *Workbench) State() AutomationState {
 		}
 		return AutoBox{}
 	}
-	s.EditBtn, s.Editor, s.OpenBtn = box(w.code.editBtn), box(w.code.stack), box(w.openBtn)
+	s.EditBtn, s.Editor, s.OpenBtn, s.ExportBtn = box(w.code.editBtn), box(w.code.stack), box(w.openBtn), box(w.exportBtn)
 	longest, what, n := w.stalls.get()
 	s.StallMaxMs, s.StallWhat, s.Stalls = float64(longest.Microseconds())/1000, what, n
 	if w.refs != nil {
@@ -108,7 +109,6 @@ func (w *Workbench) State() AutomationState {
 	}
 	s.Extra = w.workflowExtra(box)
 	s.Timings, s.CPUTimings = w.timeline.snapshot()
-	s.PeakRSSMB = peakRSSMB()
 	s.LayoutMs = float64(w.viewTook.Microseconds()) / 1000
 	gs := w.graph.Size()
 	s.Graph = AutoBox{origin.X, origin.Y, gs.Width, gs.Height}
@@ -129,22 +129,55 @@ func (w *Workbench) State() AutomationState {
 	return s
 }
 
-// writeState rewrites the automation file (atomically) when automation is on.
+// writeState rewrites the automation file (atomically) when automation is
+// on. The state is taken on the UI goroutine; encoding and writing it (and
+// reading the peak RSS from /proc) run on a writer goroutine, which always
+// writes the newest state taken.
 func (w *Workbench) writeState() {
 	if w.opts.Automation == "" {
 		return
 	}
-	data, err := json.MarshalIndent(w.State(), "", "  ")
+	s := w.State()
+	w.autoMu.Lock()
+	w.autoNext = &s
+	busy := w.autoBusy
+	w.autoBusy = true
+	w.autoMu.Unlock()
+	if !busy {
+		go w.stateWriter()
+	}
+}
+
+// stateWriter writes the pending states until none is left.
+func (w *Workbench) stateWriter() {
+	for {
+		w.autoMu.Lock()
+		s := w.autoNext
+		w.autoNext = nil
+		if s == nil {
+			w.autoBusy = false
+			w.autoMu.Unlock()
+			return
+		}
+		w.autoMu.Unlock()
+		s.PeakRSSMB = peakRSSMB()
+		writeStateFile(w.opts.Automation, s)
+	}
+}
+
+// writeStateFile writes s to path through a temporary file and a rename.
+func writeStateFile(path string, s *AutomationState) {
+	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		slog.Warn("automation state", "err", err)
 		return
 	}
-	tmp := w.opts.Automation + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		slog.Warn("automation state", "err", err)
 		return
 	}
-	if err := os.Rename(tmp, w.opts.Automation); err != nil {
-		slog.Warn("automation state", "file", filepath.Base(w.opts.Automation), "err", err)
+	if err := os.Rename(tmp, path); err != nil {
+		slog.Warn("automation state", "file", filepath.Base(path), "err", err)
 	}
 }

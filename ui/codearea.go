@@ -95,20 +95,21 @@ func codePaneWidth(cols int) float32 {
 }
 
 // codeSplitOffset is the graph/code split's offset that leaves the code
-// pane codePaneWidth(100) of a split total wide, as long as the graph keeps
-// at least minGraphShare of it: 100 columns from a 1,560-px window on (a
-// maximised window on a 1920-px screen); the default 1,360-px window shows
-// about 83 columns and a graph wide enough to read an overview.
+// pane codePaneWidth(100) in a window area total px wide (the window's
+// padding and the split's divider taken off), as long as the graph keeps
+// at least minGraphShare of it: with the file tree hidden (the default) the
+// default 1,360-px window shows 100 columns beside a graph of ~540 px.
 func codeSplitOffset(total float32) float64 {
-	if total <= 0 {
+	avail := total - 4*theme.Padding()
+	if avail <= 0 {
 		return 0.5
 	}
-	return float64(max(minGraphShare, min(0.7, 1-codePaneWidth(100)/total)))
+	return float64(max(minGraphShare, min(0.7, 1-codePaneWidth(100)/avail)))
 }
 
 // minGraphShare is the least share of the graph/code split the graph gets
 // by default.
-const minGraphShare = 0.45
+const minGraphShare = 0.35
 
 // gutterWidth is the width of the line-number column.
 func (a *codeArea) gutterWidth() float32 {

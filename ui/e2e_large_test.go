@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,70 +44,11 @@ func genLargeProject(t *testing.T, root string, packages, modules int) {
 // a file → the symbol view of a function (callers left, callees right, the
 // references panel filled, its code shown) → edit → save.
 func TestEndToEndLargeProject(t *testing.T) {
-	bin := os.Getenv("CODELOOM_E2E_BIN")
-	if bin == "" {
-		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
-	}
-	bin, _ = filepath.Abs(bin)
-	tmp := t.TempDir()
-	out := os.Getenv("CODELOOM_E2E_OUT")
-	if out == "" {
-		out = tmp
-	}
-	os.MkdirAll(out, 0o755)
+	bin, tmp, out := e2eSetup(t)
 	project := filepath.Join(tmp, "large")
 	genLargeProject(t, project, 40, 20)
-
-	display := startXvfb(t)
-	state := filepath.Join(tmp, "state.json")
-	app := exec.Command(bin, "open", project)
-	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state,
-		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
-	logf, err := os.Create(filepath.Join(out, "e2e-large-app.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	app.Stdout, app.Stderr = logf, logf
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- app.Wait() }()
-	t.Cleanup(func() { app.Process.Kill(); <-exited })
-	x := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("xdotool", args...)
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("xdotool %v: %v: %s", args, err, b)
-		}
-	}
-	shot := func(name string) {
-		time.Sleep(700 * time.Millisecond)
-		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		cmd.Run()
-	}
-	wait := func(what string, timeout time.Duration, ok func(AutomationState) bool) AutomationState {
-		t.Helper()
-		deadline := time.Now().Add(timeout)
-		var last AutomationState
-		for time.Now().Before(deadline) {
-			select {
-			case err := <-exited:
-				t.Fatalf("app exited while waiting for %s: %v", what, err)
-			default:
-			}
-			if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &last) == nil && ok(last) {
-				return last
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		shot("e2e-large-timeout.png")
-		t.Fatalf("timed out waiting for %s; view %q nodes %d status %q", what, last.ViewTitle, last.NodeCount, last.Status)
-		return last
-	}
+	app := startE2EApp(t, bin, project, tmp, out, e2eLaunch{Log: "e2e-large-app.log", TimeoutShot: "e2e-large-timeout.png"})
+	x, shot, wait := app.x, app.shot, app.waitState
 	// visible picks a drawn node inside the graph widget matching ok.
 	visible := func(s AutomationState, ok func(AutoNode) bool) (AutoNode, bool) {
 		g := s.Graph
@@ -121,13 +61,7 @@ func TestEndToEndLargeProject(t *testing.T) {
 	}
 	click := func(n AutoNode, double bool) {
 		t.Helper()
-		x("mousemove", fmt.Sprint(int(n.X)), fmt.Sprint(int(n.Y)))
-		time.Sleep(100 * time.Millisecond)
-		if double {
-			x("click", "--repeat", "2", "--delay", "80", "1")
-		} else {
-			x("click", "1")
-		}
+		app.clickAt(n.X, n.Y, double)
 		time.Sleep(400 * time.Millisecond) // let the double-click timer lapse
 	}
 

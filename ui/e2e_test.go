@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,93 +23,16 @@ import (
 // (scripts/e2e-gui.sh sets it). Screenshots go to CODELOOM_E2E_OUT (default:
 // the test's temp dir).
 func TestEndToEndGUI(t *testing.T) {
-	bin := os.Getenv("CODELOOM_E2E_BIN")
-	if bin == "" {
-		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
-	}
-	for _, tool := range []string{"Xvfb", "xdotool", "import"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is required for the GUI end-to-end test (make deps installs it): %v", tool, err)
-		}
-	}
-	bin, _ = filepath.Abs(bin)
-	tmp := t.TempDir()
-	out := os.Getenv("CODELOOM_E2E_OUT")
-	if out == "" {
-		out = tmp
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, tmp, out := e2eSetup(t)
 	project := filepath.Join(tmp, "sample")
 	copyTree(t, filepath.Join("..", "assets", "sample"), project)
-
-	display := startXvfb(t)
-	state := filepath.Join(tmp, "state.json")
-	app := exec.Command(bin, "open", project)
-	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state,
-		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
-	logf, err := os.Create(filepath.Join(out, "e2e-app.log"))
-	if err != nil {
+	home := filepath.Join(tmp, "home") // where the save dialog starts
+	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
-	app.Stdout, app.Stderr = logf, logf
-	if err := app.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- app.Wait() }()
-	t.Cleanup(func() {
-		app.Process.Kill()
-		<-exited
-	})
-	x := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("xdotool", args...)
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("xdotool %v: %v: %s", args, err, b)
-		}
-	}
-	shot := func(name string) {
-		time.Sleep(700 * time.Millisecond) // let the window paint the state it reported
-		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("screenshot %s: %v: %s", name, err, b)
-		}
-	}
-	wait := func(what string, timeout time.Duration, ok func(AutomationState) bool) AutomationState {
-		t.Helper()
-		deadline := time.Now().Add(timeout)
-		var last AutomationState
-		for time.Now().Before(deadline) {
-			select {
-			case err := <-exited:
-				t.Fatalf("app exited while waiting for %s: %v (log: %s)", what, err, filepath.Join(out, "e2e-app.log"))
-			default:
-			}
-			if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &last) == nil && ok(last) {
-				return last
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
-		shot("e2e-timeout.png")
-		t.Fatalf("timed out waiting for %s; last state: title %q status %q view %q nodes %d selected %q",
-			what, last.Title, last.Status, last.ViewTitle, last.NodeCount, last.Selected)
-		return last
-	}
-	click := func(xp, yp float32, double bool) {
-		t.Helper()
-		x("mousemove", fmt.Sprint(int(xp)), fmt.Sprint(int(yp)))
-		time.Sleep(100 * time.Millisecond)
-		if double {
-			x("click", "--repeat", "2", "--delay", "80", "1")
-		} else {
-			x("click", "1")
-		}
-	}
+	app := startE2EApp(t, bin, project, tmp, out, e2eLaunch{Log: "e2e-app.log", TimeoutShot: "e2e-timeout.png", Env: []string{"HOME=" + home}})
+	x, shot, wait := app.x, app.shot, app.waitState
+	click := app.clickAt
 	find := func(s AutomationState, label string) (AutoNode, bool) {
 		for _, n := range s.Nodes {
 			if n.Label == label {
@@ -184,6 +106,10 @@ func TestEndToEndGUI(t *testing.T) {
 		t.Errorf("saved file is not valid Python: %v", err)
 	}
 	shot("e2e-4-saved.png")
+
+	// 5. Export → PNG… through the real save dialog writes what the screen
+	// shows: the export is compared with a screenshot of the graph.
+	checkPNGExport(t, app, s, home)
 }
 
 // startXvfb starts a private X server and returns its DISPLAY.
@@ -263,58 +189,23 @@ func copyTree(t *testing.T, src, dst string) {
 // GTK dialog, the process does not crash and the Fyne window keeps running
 // (its automation file keeps being rewritten) while the dialog is open.
 func TestEndToEndNativeFolderDialog(t *testing.T) {
-	bin := os.Getenv("CODELOOM_E2E_BIN")
-	if bin == "" {
-		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
-	}
-	bin, _ = filepath.Abs(bin)
-	tmp := t.TempDir()
+	bin, tmp, out := e2eSetup(t)
 	project := filepath.Join(tmp, "sample")
 	copyTree(t, filepath.Join("..", "assets", "sample"), project)
-	display := startXvfb(t)
-	state := filepath.Join(tmp, "state.json")
-	app := exec.Command(bin, "open", project)
-	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state, "CODELOOM_NATIVE_DIALOGS=1",
-		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
 	var log strings.Builder
-	app.Stdout, app.Stderr = &log, &log
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- app.Wait() }()
-	t.Cleanup(func() { app.Process.Kill(); <-exited })
+	app := startE2EApp(t, bin, project, tmp, out, e2eLaunch{Output: &log, Env: []string{"CODELOOM_NATIVE_DIALOGS=1"}})
 	read := func() (AutomationState, bool) {
 		var s AutomationState
-		b, err := os.ReadFile(state)
-		return s, err == nil && json.Unmarshal(b, &s) == nil
+		return s, app.read(&s)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	var s AutomationState
-	for {
-		if st, ok := read(); ok && st.NodeCount > 0 {
-			s = st
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no graph")
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
-	xdo := func(args ...string) string {
-		cmd := exec.Command("xdotool", args...)
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		b, _ := cmd.CombinedOutput()
-		return strings.TrimSpace(string(b))
-	}
+	s := app.waitState("the graph", 90*time.Second, func(s AutomationState) bool { return s.NodeCount > 0 })
+	xdo := app.xOut
 	xdo("mousemove", fmt.Sprint(int(s.OpenBtn.X+s.OpenBtn.W/2)), fmt.Sprint(int(s.OpenBtn.Y+s.OpenBtn.H/2)))
 	xdo("click", "1")
 	found := false
 	for i := 0; i < 100 && !found; i++ {
-		select {
-		case err := <-exited:
+		if err, gone := app.exitErr(); gone {
 			t.Fatalf("app died after opening the native dialog: %v\n%s", err, log.String())
-		default:
 		}
 		found = xdo("search", "--name", "Open project folder|Open Folder") != ""
 		time.Sleep(100 * time.Millisecond)
@@ -325,10 +216,8 @@ func TestEndToEndNativeFolderDialog(t *testing.T) {
 	before, _ := read()
 	time.Sleep(2 * time.Second)
 	after, ok := read()
-	select {
-	case err := <-exited:
+	if err, gone := app.exitErr(); gone {
 		t.Fatalf("app died with the native dialog open: %v\n%s", err, log.String())
-	default:
 	}
 	if !ok || !after.Time.After(before.Time) {
 		t.Errorf("Fyne window stopped updating while the native dialog was open")

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,58 +17,17 @@ import (
 // dialog is answered Yes with a click, and the written project opens in the
 // window. Screenshots go to CODELOOM_E2E_OUT (e2e-5-*.png).
 func TestEndToEndNewProjectWorkflow(t *testing.T) {
-	bin := os.Getenv("CODELOOM_E2E_BIN")
-	if bin == "" {
-		t.Skip("set CODELOOM_E2E_BIN to the codeloom binary (scripts/e2e-gui.sh does)")
-	}
-	bin, _ = filepath.Abs(bin)
+	bin, tmp, out := e2eSetup(t)
 	script, _ := filepath.Abs(filepath.Join("..", "app", "workflow", "testdata", "wordcount.script"))
-	tmp := t.TempDir()
-	out := os.Getenv("CODELOOM_E2E_OUT")
-	if out == "" {
-		out = tmp
-	}
-	os.MkdirAll(out, 0o755)
 	project := filepath.Join(tmp, "sample")
 	copyTree(t, filepath.Join("..", "assets", "sample"), project)
 	home := filepath.Join(tmp, "home")
 	os.MkdirAll(home, 0o755)
 	dest := filepath.Join(home, "new-project") // the dialog's default folder
 
-	display := startXvfb(t)
-	state := filepath.Join(tmp, "state.json")
-	app := exec.Command(bin, "open", project)
-	app.Env = append(os.Environ(), "DISPLAY="+display, "FYNE_SCALE=1", "CODELOOM_AUTOMATION="+state, "HOME="+home,
-		"CODELOOM_SCRIPT="+script, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"), "LANG=C.UTF-8")
-	logf, err := os.Create(filepath.Join(out, "e2e-workflow-app.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	app.Stdout, app.Stderr = logf, logf
-	if err := app.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- app.Wait() }()
-	t.Cleanup(func() { app.Process.Kill(); <-exited })
-
-	x := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("xdotool", args...)
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("xdotool %v: %v: %s", args, err, b)
-		}
-	}
-	shot := func(name string) {
-		time.Sleep(600 * time.Millisecond)
-		cmd := exec.Command("import", "-window", "root", filepath.Join(out, name))
-		cmd.Env = append(os.Environ(), "DISPLAY="+display)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("screenshot %s: %v: %s", name, err, b)
-		}
-	}
+	app := startE2EApp(t, bin, project, tmp, out, e2eLaunch{Log: "e2e-workflow-app.log", TimeoutShot: "e2e-5-timeout.png",
+		Env: []string{"HOME=" + home, "CODELOOM_SCRIPT=" + script}})
+	x, shot := app.x, app.shot
 	type full struct {
 		AutomationState
 		Extra struct {
@@ -78,30 +36,13 @@ func TestEndToEndNewProjectWorkflow(t *testing.T) {
 	}
 	read := func() (full, bool) {
 		var s full
-		b, err := os.ReadFile(state)
-		return s, err == nil && json.Unmarshal(b, &s) == nil
+		return s, app.read(&s)
 	}
 	wait := func(what string, timeout time.Duration, ok func(full) bool) full {
 		t.Helper()
-		deadline := time.Now().Add(timeout)
-		var last full
-		for time.Now().Before(deadline) {
-			select {
-			case err := <-exited:
-				t.Fatalf("app exited while waiting for %s: %v", what, err)
-			default:
-			}
-			if s, good := read(); good {
-				last = s
-				if ok(s) {
-					return s
-				}
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
-		shot("e2e-5-timeout.png")
-		t.Fatalf("timed out waiting for %s; status %q, workflow %+v", what, last.Status, last.Extra.Workflow.States)
-		return last
+		return waitE2E(app, what, timeout, ok, func(s full) string {
+			return fmt.Sprintf("status %q, workflow %+v", s.Status, s.Extra.Workflow.States)
+		})
 	}
 	click := func(b AutoBox) {
 		t.Helper()

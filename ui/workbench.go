@@ -33,6 +33,7 @@ const (
 	prefSplitMain   = "split_main"
 	prefSplitCenter = "split_center"
 	prefSplitGraph  = "split_graph"
+	prefSidePanel   = "side_panel" // the file tree is shown (hidden by default)
 	maxRecent       = 8
 )
 
@@ -99,12 +100,20 @@ type Workbench struct {
 	status     *widget.Label
 	viewInfo   *widget.Label
 	openBtn    *widget.Button
+
+	// The automation file's writer (automation.go): the newest state not yet written.
+	autoMu     sync.Mutex
+	autoNext   *AutomationState
+	autoBusy   bool
+	exportBtn  *widget.Button
 	progress   *widget.ProgressBar
 	progressTx *widget.Label
 	cancelBtn  *widget.Button
 	progBox    *fyne.Container
 
 	splitMain, splitCenter, splitGraph *container.Split
+	side                               *fyne.Container // the file tree and its filter
+	filesBtn                           *widget.Button  // shows or hides side
 
 	// project state
 	project  Project
@@ -176,7 +185,7 @@ func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
 	}
 	w.win = a.NewWindow("CodeLoom")
 	w.build()
-	w.win.Resize(fyne.NewSize(1360, 860))
+	w.win.Resize(fyne.NewSize(defaultWindowWidth, defaultWindowHeight))
 	w.timeline.mark("window_built")
 	w.win.SetCloseIntercept(w.requestClose)
 	if early != "" {
@@ -287,23 +296,34 @@ func (w *Workbench) build() {
 	filters.OnTapped = func() { w.showFilters(filters) }
 	export := widget.NewButtonWithIcon("Export", theme.DownloadIcon(), nil)
 	export.OnTapped = func() { w.showExport(export) }
+	w.exportBtn = export
+	w.filesBtn = widget.NewButtonWithIcon("Files", theme.ListIcon(), func() { w.showSidePanel(!w.side.Visible()) })
 	toolbar := container.NewBorder(nil, nil,
-		container.NewHBox(openBtn, recentBtn, widget.NewSeparator(), overviewBtn, w.depth, filters),
+		container.NewHBox(w.filesBtn, openBtn, recentBtn, widget.NewSeparator(), overviewBtn, w.depth, filters),
 		container.NewHBox(zoomOut, zoomIn, fit, export),
 		w.search)
 
 	w.refs = newRefsPanel(w)
-	refSplit := container.NewVSplit(w.tree, w.refs.root)
-	refSplit.Offset = 0.62
-	side := container.NewBorder(w.treeFilter, nil, nil, nil, refSplit)
+	// References are the first tab below the graph: the side panel holds
+	// only the file tree, hidden by default so that the code pane gets 100
+	// columns beside a usable graph on the default window.
+	w.panes.tabs.Items = append([]*container.TabItem{container.NewTabItemWithIcon("References", theme.SearchIcon(), w.refs.root)}, w.panes.tabs.Items...)
+	w.panes.tabs.SelectIndex(0)
+	w.side = container.NewBorder(w.treeFilter, nil, nil, nil, w.tree)
+	prefs := w.app.Preferences()
+	sideShown := prefs.BoolWithFallback(prefSidePanel, false)
 	w.splitGraph = container.NewHSplit(w.graph, w.code.Object())
 	// By default the code pane fits 100 columns (codeSplitOffset); a dragged split is remembered.
-	w.splitGraph.Offset = w.app.Preferences().FloatWithFallback(prefSplitGraph,
-		codeSplitOffset(1360*float32(1-w.app.Preferences().FloatWithFallback(prefSplitMain, 0.15))))
+	beside := float32(defaultWindowWidth)
+	if sideShown {
+		beside *= float32(1 - prefs.FloatWithFallback(prefSplitMain, 0.15))
+	}
+	w.splitGraph.Offset = prefs.FloatWithFallback(prefSplitGraph, codeSplitOffset(beside))
 	w.splitCenter = container.NewVSplit(w.splitGraph, w.panes.Object())
-	w.splitCenter.Offset = w.app.Preferences().FloatWithFallback(prefSplitCenter, 0.7)
-	w.splitMain = container.NewHSplit(side, w.splitCenter)
-	w.splitMain.Offset = w.app.Preferences().FloatWithFallback(prefSplitMain, 0.15)
+	w.splitCenter.Offset = prefs.FloatWithFallback(prefSplitCenter, 0.7)
+	w.splitMain = container.NewHSplit(w.side, w.splitCenter)
+	w.splitMain.Offset = prefs.FloatWithFallback(prefSplitMain, 0.15)
+	w.showSidePanel(sideShown)
 
 	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(w.viewInfo, w.progBox), w.status)
 	w.win.SetContent(container.NewBorder(toolbar, statusBar, nil, nil, w.splitMain))
@@ -845,6 +865,27 @@ func (w *Workbench) requestClose() {
 		}
 		w.win.Close()
 	})
+}
+
+// Default window size: fits a 1,400×900 screen with room for its frame.
+const (
+	defaultWindowWidth  = 1360
+	defaultWindowHeight = 860
+)
+
+// showSidePanel shows or hides the file tree beside the graph and
+// remembers the choice.
+func (w *Workbench) showSidePanel(show bool) {
+	if show {
+		w.side.Show()
+		w.filesBtn.Importance = widget.HighImportance
+	} else {
+		w.side.Hide()
+		w.filesBtn.Importance = widget.MediumImportance
+	}
+	w.filesBtn.Refresh()
+	w.splitMain.Refresh()
+	w.app.Preferences().SetBool(prefSidePanel, show)
 }
 
 func (w *Workbench) saveSplits() {

@@ -437,10 +437,11 @@ func TestAutomationStateFile(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{Automation: state})
 	openSample(t, w, project)
 	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
-	b, err := os.ReadFile(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var b []byte
+	waitFor(t, "the state file after the selection", func() bool { // written off the UI goroutine
+		b, _ = os.ReadFile(state)
+		return strings.Contains(string(b), `"code_path": "inventory/pricing.py"`)
+	})
 	for _, want := range []string{`"title": "CodeLoom — sample"`, `"code_path": "inventory/pricing.py"`, `def bulk_discount(`, `"nodes": [`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("state file lacks %s", want)
@@ -644,5 +645,38 @@ func TestAskStreamsAnswerWithContext(t *testing.T) {
 	}
 	if !strings.Contains(prompt, "def bulk_discount(") || !strings.Contains(prompt, "what discount do 100 units get?") {
 		t.Errorf("prompt lacks the selected code or the question:\n%s", prompt)
+	}
+}
+
+func TestDefaultLayoutFitsHundredColumnsBesideTheGraph(t *testing.T) {
+	a := test.NewTempApp(t)
+	w, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.win.Resize(fyne.NewSize(defaultWindowWidth, defaultWindowHeight))
+	if w.side.Visible() {
+		t.Error("the file tree is shown by default")
+	}
+	code, graph := w.code.Object().Size().Width, w.graph.Size().Width
+	if need := codePaneWidth(100); code < need-1 {
+		t.Errorf("code pane %.0f px wide, 100 columns need %.0f", code, need)
+	}
+	if graph < 500 {
+		t.Errorf("graph %.0f px wide beside the 100-column code pane, want ≥ 500", graph)
+	}
+	test.Tap(w.filesBtn)
+	if !w.side.Visible() || w.side.Size().Width < 100 {
+		t.Errorf("Files did not show the tree (visible %v, %.0f px)", w.side.Visible(), w.side.Size().Width)
+	}
+	if !a.Preferences().Bool(prefSidePanel) {
+		t.Error("the shown tree is not remembered")
+	}
+	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w2.side.Visible() {
+		t.Error("a new window hides the tree the user showed")
 	}
 }
