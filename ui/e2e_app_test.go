@@ -187,3 +187,43 @@ func (a *e2eApp) waitState(what string, timeout time.Duration, ok func(Automatio
 	a.t.Helper()
 	return waitE2E(a, what, timeout, ok, describeState)
 }
+
+// steadyState waits until the drawn nodes stop moving: two automation
+// states written at least 0.6 s apart (the file is rewritten every 0.5 s)
+// with the same nodes at the same places. A view that has just changed may
+// still be re-laid out (a quick layout first, Graphviz's after, the view
+// moved to keep the clicked node under the pointer): clicking where a node
+// was in the first picture can hit another one. After timeout it returns
+// the last state.
+func (a *e2eApp) steadyState(timeout time.Duration) AutomationState {
+	a.t.Helper()
+	same := func(p, q AutomationState) bool {
+		if len(p.Nodes) != len(q.Nodes) || p.ViewTitle != q.ViewTitle {
+			return false
+		}
+		for i := range p.Nodes {
+			if p.Nodes[i].ID != q.Nodes[i].ID || p.Nodes[i].X != q.Nodes[i].X || p.Nodes[i].Y != q.Nodes[i].Y {
+				return false
+			}
+		}
+		return true
+	}
+	var prev AutomationState
+	havePrev := false
+	deadline := time.Now().Add(timeout)
+	for {
+		var s AutomationState
+		if a.read(&s) {
+			if havePrev && s.Time.Sub(prev.Time) >= 600*time.Millisecond && same(prev, s) {
+				return s
+			}
+			if !havePrev || !same(prev, s) {
+				prev, havePrev = s, true
+			}
+		}
+		if time.Now().After(deadline) {
+			return prev
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}

@@ -59,8 +59,21 @@ func TestEndToEndLargeProject(t *testing.T) {
 		}
 		return AutoNode{}, false
 	}
+	// click clicks node n where it is once the view has stopped moving
+	// (not where an earlier state saw it).
 	click := func(n AutoNode, double bool) {
 		t.Helper()
+		s := app.steadyState(20 * time.Second)
+		found := false
+		for _, m := range s.Nodes {
+			if m.ID == n.ID {
+				n, found = m, true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("%s (%s) is no longer drawn: %s", n.Label, n.ID, describeState(s))
+		}
 		app.clickAt(n.X, n.Y, double)
 		time.Sleep(400 * time.Millisecond) // let the double-click timer lapse
 	}

@@ -57,10 +57,33 @@ func TestEndToEndNewProjectWorkflow(t *testing.T) {
 	s = wait("the New project dialog", 20*time.Second, func(s full) bool { return s.Extra.Workflow.NewCreate.W > 0 })
 	time.Sleep(1200 * time.Millisecond) // the state is rewritten twice a second: positions after layout
 	s = wait("the New project dialog laid out", 20*time.Second, func(s full) bool { return s.Extra.Workflow.NewRequirements.W > 200 })
-	click(s.Extra.Workflow.NewRequirements)
-	x("type", "--delay", "10", "a command line tool that counts the words of a file or of standard input")
+	// Type the requirements; on a loaded machine the field may not have
+	// had the focus yet when the keys arrived: then click and type again.
+	const requirements = "a command line tool that counts the words of a file or of standard input"
+	for try := 1; ; try++ {
+		click(s.Extra.Workflow.NewRequirements)
+		x("type", "--delay", "10", requirements)
+		deadline := time.Now().Add(10 * time.Second)
+		typed := false
+		for !typed && time.Now().Before(deadline) {
+			got, _ := read()
+			typed = got.Extra.Workflow.NewRequirementsText == requirements
+			time.Sleep(150 * time.Millisecond)
+		}
+		if typed {
+			break
+		}
+		got, _ := read()
+		if try == 3 {
+			t.Fatalf("the requirements field holds %q after typing into it %d times", got.Extra.Workflow.NewRequirementsText, try)
+		}
+		t.Logf("try %d: the requirements field holds %q: typing again", try, got.Extra.Workflow.NewRequirementsText)
+		// Clear what landed, if anything, before the next try.
+		click(s.Extra.Workflow.NewRequirements)
+		x("key", "ctrl+a", "BackSpace")
+	}
 	shot("e2e-5-new-project-dialog.png")
-	wait("the requirements typed", 10*time.Second, func(s full) bool { return s.Extra.Workflow.NewProblem == "" })
+	wait("the requirements accepted", 10*time.Second, func(s full) bool { return s.Extra.Workflow.NewProblem == "" })
 	click(s.Extra.Workflow.NewCreate)
 	s = wait("the new-project workflow to start", 20*time.Second, func(s full) bool {
 		return s.Extra.Workflow.Running && s.Extra.Workflow.Workflow == "new-project"

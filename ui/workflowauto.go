@@ -22,10 +22,11 @@ type AutoWorkflow struct {
 	Question string            `json:"question,omitempty"` // the approval being asked now
 	Window   AutoBox           `json:"window"`             // the window's canvas
 	// The New project dialog's fields and button (zero when it is closed).
-	NewRequirements AutoBox `json:"new_requirements"`
-	NewFolder       AutoBox `json:"new_folder"`
-	NewCreate       AutoBox `json:"new_create"`
-	NewProblem      string  `json:"new_problem,omitempty"`
+	NewRequirements     AutoBox `json:"new_requirements"`
+	NewFolder           AutoBox `json:"new_folder"`
+	NewCreate           AutoBox `json:"new_create"`
+	NewProblem          string  `json:"new_problem,omitempty"`
+	NewRequirementsText string  `json:"new_requirements_text,omitempty"` // what the requirements field holds
 }
 
 // workflowState returns the Workflow tab's automation state.
@@ -57,6 +58,7 @@ func (w *Workbench) workflowState(box func(fyne.CanvasObject) AutoBox) AutoWorkf
 	}
 	if f := w.newProject; f != nil {
 		s.NewRequirements, s.NewFolder, s.NewCreate, s.NewProblem = box(f.req), box(f.folder), box(f.create), f.problem.Text
+		s.NewRequirementsText = f.req.Text
 	}
 	return s
 }
