@@ -18,10 +18,24 @@ const maxJSDocType = 4096
 // properties added as this.name assignments.
 func jsRefs(fd *fileData) *fileData {
 	need := false
+	var self map[string][]int32 // var self = this: the names and where
 	for _, r := range fd.Refs {
-		if (r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "" {
+		if r.Kind == refValue && r.Object == "this" && r.Def >= 0 {
+			if self == nil {
+				self = map[string][]int32{}
+			}
+			self[r.Name] = append(self[r.Name], r.Def)
+		}
+		if !need && ((r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "") {
 			need = true
-			break
+		}
+	}
+	if !need && self != nil {
+		for _, r := range fd.Refs {
+			if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
+				need = true
+				break
+			}
 		}
 	}
 	if !need {
@@ -49,6 +63,9 @@ func jsRefs(fd *fileData) *fileData {
 		if o := jsNonNull(r.Object); o != "" {
 			r.Object = o // this.a!.m(): the non-null assertion does not change the type
 		}
+		if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
+			r.Object = "this" // var self = this; self.m()
+		}
 		out = append(out, r)
 		if jsParamProperty(fd, r) {
 			p := refRec{Kind: refAssign, Name: "this." + r.Name, Object: r.Object, Def: r.Def, Line: r.Line}
@@ -61,6 +78,18 @@ func jsRefs(fd *fileData) *fileData {
 	cp := *fd
 	cp.Refs = out
 	return &cp
+}
+
+// jsInside reports whether def is one of defs or nested in one of them.
+func jsInside(fd *fileData, def int32, defs []int32) bool {
+	for d := def; d >= 0; d = fd.Defs[d].Parent {
+		for _, o := range defs {
+			if d == o {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsNonNull returns a receiver expression with TypeScript non-null
@@ -142,39 +171,111 @@ func jsDocType(c string) string {
 	return ""
 }
 
+// jsDefaultExport reports whether an assignment target exports its value as
+// a CommonJS module's default (module.exports = Layer).
+func jsDefaultExport(lhs string) bool {
+	return lhs == "module.exports"
+}
+
+// jsModuleDefault returns what a CommonJS module exports as a whole
+// (module.exports = Layer; function Layer() {…}): a call Layer(…) or
+// new Layer(…) of var Layer = require('./layer') runs it.
+func (b *builder) jsModuleDefault(key string) (string, bool) {
+	fs := b.modules[modKey("js", key)]
+	if len(fs) == 0 || fs[0].fd.Default == "" {
+		return "", false
+	}
+	id, ok := b.top[modKey("js", key)][fs[0].fd.Default]
+	return id, ok
+}
+
 // jsThisProperty resolves this.name() inside a function assigned to a
 // property (app.use = function use() { this.lazyrouter() }, or
 // Foo.prototype.bar = function () { this.baz() }): this is the object the
 // function was assigned to, so name is the function assigned to the same
 // object's property name in the same file. In a constructor function Foo,
-// this.baz() is Foo.prototype.baz.
+// this.baz() is Foo.prototype.baz. Inside an arrow or a nested function the
+// nearest enclosing definition that gives an answer is used (arrows share
+// their this; var self = this is rewritten to this by jsRefs). Outside any
+// named function (app[method] = function () { this.set() } at top level),
+// this.name() is the one function the file assigns to a property name of
+// one object.
 func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
-	if r.Def < 0 {
+	for d := r.Def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.fd.Defs[d].Kind == KindClass {
+			return "", false
+		}
+		if id, ok := b.jsThisIn(fb, d, r.Name); ok {
+			return id, true
+		}
+	}
+	if r.Def >= 0 {
 		return "", false
 	}
-	d := fb.fd.Defs[r.Def]
-	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	found, obj := -1, ""
+	for k, o := range fb.fd.Defs {
+		if o.Parent >= 0 || (o.Kind != KindFunction && o.Kind != KindMethod) || o.Name != r.Name {
+			continue
+		}
+		lhs, _, ok := strings.Cut(o.Sig, " = ")
+		if !ok || !strings.HasSuffix(lhs, "."+r.Name) || !isDottedIdent(lhs) {
+			continue
+		}
+		if found >= 0 && obj != strings.TrimSuffix(lhs, "."+r.Name) {
+			return "", false // two objects have it: which one this is is unknown
+		}
+		found, obj = k, strings.TrimSuffix(lhs, "."+r.Name)
+	}
+	if found < 0 || obj == "this" {
+		return "", false
+	}
+	return fb.ids[found], true
+}
+
+// jsThisIn resolves this.name() with this bound by definition d (see
+// jsThisProperty).
+func (b *builder) jsThisIn(fb *fileBuild, d int32, name string) (string, bool) {
+	def := fb.fd.Defs[d]
+	lhs, _, ok := strings.Cut(def.Sig, " = ")
 	if !ok {
 		// A constructor function: function View() { this.lookup() } with
 		// View.prototype.lookup = function lookup() {…}.
-		if d.Kind != KindFunction || !strings.HasPrefix(d.Sig, "function "+d.Name+"(") {
+		if def.Kind != KindFunction || !strings.HasPrefix(def.Sig, "function "+def.Name+"(") {
 			return "", false
 		}
-		lhs = d.Name + ".prototype." + d.Name
+		lhs = def.Name + ".prototype." + def.Name
 	}
 	i := strings.LastIndexByte(lhs, '.')
-	if i <= 0 || lhs[i+1:] != d.Name || !isDottedIdent(lhs) {
+	if i <= 0 || lhs[i+1:] != def.Name || !isDottedIdent(lhs) {
 		return "", false
 	}
 	obj := lhs[:i]
 	if obj == "this" {
 		return "", false
 	}
-	want := obj + "." + r.Name + " = "
+	want := obj + "." + name + " = "
 	for k, o := range fb.fd.Defs {
-		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == r.Name && strings.HasPrefix(o.Sig, want) {
+		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == name && strings.HasPrefix(o.Sig, want) {
 			return fb.ids[k], true
 		}
 	}
 	return "", false
+}
+
+// jsPreferTop reports whether top-level definition d should take a name
+// from prev: a declaration (function sendfile(…)) over a function assigned
+// to a property (res.sendfile = function (…)), which binds no variable.
+func (b *builder) jsPreferTop(prev string, d defRec) bool {
+	loc, ok := b.defLoc[prev]
+	if !ok {
+		return false
+	}
+	return jsPropertyDef(loc.fb.fd.Defs[loc.idx]) && !jsPropertyDef(d)
+}
+
+// jsPropertyDef reports a function defined by assignment to a property
+// (obj.name = function …).
+func jsPropertyDef(d defRec) bool {
+	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	return ok && strings.Contains(lhs, ".") && !strings.ContainsAny(lhs, " (")
 }

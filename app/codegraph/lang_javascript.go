@@ -56,6 +56,8 @@ const jsCommonQuery = `
 (export_statement (export_clause (export_specifier name: (identifier) @name alias: (identifier)? @alias)) source: (string) @module) @import
 (variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
+(variable_declarator name: (identifier) @alias value: (member_expression object: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module)) property: (property_identifier) @name)) @import
+(assignment_expression left: (member_expression) @object right: (identifier) @name) @export.default
 
 (program (lexical_declaration (variable_declarator name: (identifier) @name value: [(number) (string) (template_string) (object) (array) (true) (false) (null)])) @global)
 
