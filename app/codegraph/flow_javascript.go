@@ -26,6 +26,9 @@ func jsRefs(fd *fileData) *fileData {
 			}
 			self[r.Name] = append(self[r.Name], r.Def)
 		}
+		if !need && r.Kind == refCall && jsCast(r.Object) != "" {
+			need = true
+		}
 		if !need && ((r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "") {
 			need = true
 		}
@@ -66,6 +69,14 @@ func jsRefs(fd *fileData) *fileData {
 		if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
 			r.Object = "this" // var self = this; self.m()
 		}
+		if typ := jsCast(r.Object); r.Kind == refCall && typ != "" {
+			// (x as Sink).write(): the receiver expression has type Sink.
+			c := refRec{Kind: refAssign, Name: r.Object, Object: typ, Def: r.Def, Line: r.Line}
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
 		out = append(out, r)
 		if jsParamProperty(fd, r) {
 			p := refRec{Kind: refAssign, Name: "this." + r.Name, Object: r.Object, Def: r.Def, Line: r.Line}
@@ -78,6 +89,30 @@ func jsRefs(fd *fileData) *fileData {
 	cp := *fd
 	cp.Refs = out
 	return &cp
+}
+
+// jsCast returns T for a receiver written (expr as T) or (expr as T<U>)
+// with T a plain (dotted) type name, else "".
+func jsCast(obj string) string {
+	if len(obj) < 8 || obj[0] != '(' || obj[len(obj)-1] != ')' {
+		return ""
+	}
+	i := strings.LastIndex(obj, " as ")
+	if i < 0 {
+		return ""
+	}
+	t := strings.TrimSpace(obj[i+4 : len(obj)-1])
+	if j := strings.IndexByte(t, '<'); j > 0 && strings.HasSuffix(t, ">") {
+		t = t[:j]
+	}
+	switch t {
+	case "any", "unknown", "never", "const":
+		return ""
+	}
+	if !isDottedIdent(t) || strings.Count(obj[:i], "(")-strings.Count(obj[:i], ")") != 1 {
+		return "" // (a as B) | C, or a cast inside a call: not the receiver's type
+	}
+	return t
 }
 
 // jsInside reports whether def is one of defs or nested in one of them.

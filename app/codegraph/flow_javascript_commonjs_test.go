@@ -5,7 +5,7 @@ import "testing"
 // jsCommonJSFixture: CommonJS modules (module.exports = X, exports.x = …,
 // require of a file, of a folder's index.js and of one property), a
 // declaration beside a same-named property function, this inside anonymous
-// functions assigned at top level, and var self = this.
+// functions assigned at top level, and var self = this; TypeScript as casts.
 var jsCommonJSFixture = map[string]string{
 	"lib/layer.js": `module.exports = Layer;
 
@@ -90,6 +90,22 @@ other.run = function run() {};
   this.run();
 });
 `,
+	"src/cast.ts": `export class Sink { write(x: number): void {} }
+export class Other { write(x: number): void {} }
+
+function cast(x: unknown, y: unknown) {
+  (x as Sink).write(1);
+  (y as Other<number>).write(2);
+  (x as any).write(3);
+}
+
+function castLocal(x: unknown) {
+  const s = x as Sink;
+  s.write(4);
+  const o = x as Other<string>;
+  o.write(5);
+}
+`,
 }
 
 // TestJSCommonJS checks each CommonJS shape with its exact edges.
@@ -115,6 +131,9 @@ func TestJSCommonJS(t *testing.T) {
 	exactEdges(t, g, "lib/app:init", EdgeCalls)
 	// Two objects have a run property: this.run() at top level stays open.
 	exactEdges(t, g, "lib/plain", EdgeCalls)
+	// TypeScript as casts type the receiver; as any types nothing.
+	exactEdges(t, g, "src/cast:cast", EdgeCalls, "src/cast:Sink.write", "src/cast:Other.write")
+	exactEdges(t, g, "src/cast:castLocal", EdgeCalls, "src/cast:Sink.write", "src/cast:Other.write")
 }
 
 // TestJSCommonJSIncremental: changing what a module exports re-resolves

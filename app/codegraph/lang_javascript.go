@@ -108,6 +108,8 @@ const tsQuery = jsCommonQuery + `
 (method_definition return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
 (method_definition return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (export_statement "default" (class_declaration name: (type_identifier) @name)) @export.default
+(variable_declarator name: (identifier) @name value: (as_expression [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name value: (as_expression (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 `
 
 func newJSLike(name string, exts []string, grammar func() *sitter.Language, q string) *language {
