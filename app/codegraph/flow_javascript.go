@@ -18,8 +18,16 @@ const maxJSDocType = 4096
 // properties added as this.name assignments.
 func jsRefs(fd *fileData) *fileData {
 	need := false
-	var self map[string][]int32 // var self = this: the names and where
+	var self map[string][]int32   // var self = this: the names and where
+	var props map[string][]refRec // obj.m = fn: by "obj.m"
 	for _, r := range fd.Refs {
+		if r.Kind == refValue && jsPropValue(r) {
+			if props == nil {
+				props = map[string][]refRec{}
+			}
+			props[r.Name] = append(props[r.Name], r)
+			need = true
+		}
 		if r.Kind == refValue && r.Object == "this" && r.Def >= 0 {
 			if self == nil {
 				self = map[string][]int32{}
@@ -69,6 +77,14 @@ func jsRefs(fd *fileData) *fileData {
 		if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
 			r.Object = "this" // var self = this; self.m()
 		}
+		if r.Kind == refValue && jsPropValue(r) {
+			continue // read above; not a variable of the flow layer
+		}
+		if r.Kind == refCall && r.Object != "" && props != nil {
+			if fn, ok := jsPropFunc(fd, r, props[r.Object+"."+r.Name]); ok {
+				r.Object, r.Name = "", fn // createDebug.enable = enable; createDebug.enable(): enable runs
+			}
+		}
 		if typ := jsCast(r.Object); r.Kind == refCall && typ != "" {
 			// (x as Sink).write(): the receiver expression has type Sink.
 			c := refRec{Kind: refAssign, Name: r.Object, Object: typ, Def: r.Def, Line: r.Line}
@@ -89,6 +105,26 @@ func jsRefs(fd *fileData) *fileData {
 	cp := *fd
 	cp.Refs = out
 	return &cp
+}
+
+// jsPropValue reports a record of obj.m = name (obj a plain identifier).
+func jsPropValue(r refRec) bool {
+	obj, _, ok := strings.Cut(r.Name, ".")
+	return ok && obj != "this" && obj != "module" && obj != "exports" && isDottedIdent(r.Name) && isDottedIdent(r.Object) && !strings.Contains(r.Object, ".")
+}
+
+// jsPropFunc returns the name assigned to obj.m (one assignment, in a
+// definition around call r or at top level), the function a call obj.m()
+// runs.
+func jsPropFunc(fd *fileData, r refRec, as []refRec) (string, bool) {
+	if len(as) != 1 {
+		return "", false // none, or reassigned: which one runs is unknown
+	}
+	a := as[0]
+	if a.Def >= 0 && !jsInside(fd, r.Def, []int32{a.Def}) {
+		return "", false
+	}
+	return a.Object, true
 }
 
 // jsCast returns T for a receiver written (expr as T) or (expr as T<U>)

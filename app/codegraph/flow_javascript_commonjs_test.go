@@ -90,6 +90,24 @@ other.run = function run() {};
   this.run();
 });
 `,
+	"lib/debug.js": `function setup(env) {
+  createDebug.enable = enable;
+  createDebug.twice = enable;
+  createDebug.twice = disable;
+  function createDebug(ns) {
+    createDebug.enable(ns);
+    createDebug.twice(ns);
+    createDebug.other(ns);
+  }
+  function enable(ns) {}
+  function disable(ns) {}
+  return createDebug;
+}
+
+function outside() {
+  createDebug.enable('');
+}
+`,
 	"src/cast.ts": `export class Sink { write(x: number): void {} }
 export class Other { write(x: number): void {} }
 
@@ -131,6 +149,10 @@ func TestJSCommonJS(t *testing.T) {
 	exactEdges(t, g, "lib/app:init", EdgeCalls)
 	// Two objects have a run property: this.run() at top level stays open.
 	exactEdges(t, g, "lib/plain", EdgeCalls)
+	// obj.m = fn, then obj.m(): fn runs (inside the function that assigned
+	// it); assigned twice or never, or outside that function: no edge.
+	exactEdges(t, g, "lib/debug:setup.createDebug", EdgeCalls, "lib/debug:setup.enable")
+	exactEdges(t, g, "lib/debug:outside", EdgeCalls)
 	// TypeScript as casts type the receiver; as any types nothing.
 	exactEdges(t, g, "src/cast:cast", EdgeCalls, "src/cast:Sink.write", "src/cast:Other.write")
 	exactEdges(t, g, "src/cast:castLocal", EdgeCalls, "src/cast:Sink.write", "src/cast:Other.write")

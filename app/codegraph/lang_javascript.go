@@ -58,6 +58,7 @@ const jsCommonQuery = `
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (identifier) @alias value: (member_expression object: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module)) property: (property_identifier) @name)) @import
 (assignment_expression left: (member_expression) @object right: (identifier) @name) @export.default
+(assignment_expression left: (member_expression object: (identifier) property: (property_identifier)) @name right: (identifier) @object) @ref.value
 
 (program (lexical_declaration (variable_declarator name: (identifier) @name value: [(number) (string) (template_string) (object) (array) (true) (false) (null)])) @global)
 
