@@ -1,7 +1,8 @@
 #!/bin/sh
 # TS/JS call-graph oracle: the TypeScript checker's resolved signature at
 # each call (scripts/callgraph-js/oracle.js) against CodeLoom's graph of the
-# same sources (scripts/callgraph-py/dump), scored by scripts/callgraph-js/score.py.
+# same sources (scripts/callgraph-py/dump), scored by the shared
+# scripts/callgraph-score/score.py (-oracle checker).
 # Needs node and npm (installs typescript and packs the package into a temp dir).
 # Usage: scripts/callgraph-js.sh [-base COMMIT] [-misses N] [-sample N] [PKG@VERSION SUBDIR]
 #   default package: rxjs@7.8.1, sources under package/src
@@ -37,4 +38,4 @@ proj="$tmp/pkg/$sub"
 NODE_PATH="$tmp/node_modules" node scripts/callgraph-js/oracle.js "$proj" "$tmp/pairs.json"
 "$tmp/dump" "$proj" > "$tmp/graph.json"
 echo "== $pkg ($sub)"
-python3 scripts/callgraph-js/score.py "$tmp/graph.json" "$tmp/pairs.json" "$proj" -misses "$misses" -sample "$sample"
+python3 scripts/callgraph-score/score.py -oracle checker "$tmp/graph.json" "$tmp/pairs.json" "$proj" -misses "$misses" -sample "$sample"

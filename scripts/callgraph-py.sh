@@ -2,7 +2,7 @@
 # Python call-graph oracle: runs stdlib test suites under sys.setprofile
 # (scripts/callgraph-py/trace.py), indexes the same sources with CodeLoom
 # (scripts/callgraph-py/dump) and prints recall plus a precision sample
-# (scripts/callgraph-py/score.py).
+# (the shared scripts/callgraph-score/score.py, -oracle trace).
 # Usage: scripts/callgraph-py.sh [-base COMMIT] [-misses N] [-sample N] [-list FILE]
 #   -base COMMIT  measure the engine as of COMMIT (built from `git archive`)
 #   -list FILE    other packages, one "name|sources|test modules" a line
@@ -49,7 +49,7 @@ while IFS='|' read -r name srcs tests; do
 	(cd "$tmp" && "$PY" "$repo/scripts/callgraph-py/trace.py" "$abs" "$tmp/$name.pairs.json" $tests 2>/dev/null)
 	"$tmp/dump" "$proj" > "$tmp/$name.graph.json"
 	echo "== $name ($srcs; $tests)"
-	"$PY" scripts/callgraph-py/score.py "$tmp/$name.graph.json" "$tmp/$name.pairs.json" "$proj" -misses "$misses" -sample "$sample"
+	"$PY" scripts/callgraph-score/score.py -oracle trace "$tmp/$name.graph.json" "$tmp/$name.pairs.json" "$proj" -misses "$misses" -sample "$sample"
 done <<LIST
 ${list:-json|json|test.test_json
 email|email|test.test_email

@@ -207,6 +207,12 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 			return bd.id, outResolved
 		case bExternal:
 			return "", outExternal
+		case bModule:
+			if family == "js" {
+				if id, ok := b.jsModuleDefault(bd.mod); ok { // flow_javascript.go
+					return id, outResolved
+				}
+			}
 		}
 		return "", outUnresolved
 	}

@@ -188,7 +188,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 			id := fb.ids[i]
 			b.defLoc[id] = defLocation{fb, int32(i)}
 			if d.Parent < 0 && d.Receiver == "" {
-				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) {
+				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) || (fam == "js" && b.jsPreferTop(prev, d)) {
 					top[d.Name] = id
 				}
 			}

@@ -523,6 +523,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					fd.Globals = append(fd.Globals, globalRec{Name: text(nm), Start: main.start, End: main.end})
 				}
 			case capExportDefault:
+				if ob, ok := get(capObject); ok && !jsDefaultExport(text(ob)) {
+					continue // x.y = name: only module.exports = name exports it
+				}
 				if nm, ok := get(capName); ok {
 					fd.Default = text(nm)
 				}

@@ -18,10 +18,35 @@ const maxJSDocType = 4096
 // properties added as this.name assignments.
 func jsRefs(fd *fileData) *fileData {
 	need := false
+	var self map[string][]int32   // var self = this: the names and where
+	var props map[string][]refRec // obj.m = fn: by "obj.m"
 	for _, r := range fd.Refs {
-		if (r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "" {
+		if r.Kind == refValue && jsPropValue(r) {
+			if props == nil {
+				props = map[string][]refRec{}
+			}
+			props[r.Name] = append(props[r.Name], r)
 			need = true
-			break
+		}
+		if r.Kind == refValue && r.Object == "this" && r.Def >= 0 {
+			if self == nil {
+				self = map[string][]int32{}
+			}
+			self[r.Name] = append(self[r.Name], r.Def)
+		}
+		if !need && r.Kind == refCall && jsCast(r.Object) != "" {
+			need = true
+		}
+		if !need && ((r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//") || jsParamProperty(fd, r))) || jsNonNull(r.Object) != "") {
+			need = true
+		}
+	}
+	if !need && self != nil {
+		for _, r := range fd.Refs {
+			if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
+				need = true
+				break
+			}
 		}
 	}
 	if !need {
@@ -49,6 +74,25 @@ func jsRefs(fd *fileData) *fileData {
 		if o := jsNonNull(r.Object); o != "" {
 			r.Object = o // this.a!.m(): the non-null assertion does not change the type
 		}
+		if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
+			r.Object = "this" // var self = this; self.m()
+		}
+		if r.Kind == refValue && jsPropValue(r) {
+			continue // read above; not a variable of the flow layer
+		}
+		if r.Kind == refCall && r.Object != "" && props != nil {
+			if fn, ok := jsPropFunc(fd, r, props[r.Object+"."+r.Name]); ok {
+				r.Object, r.Name = "", fn // createDebug.enable = enable; createDebug.enable(): enable runs
+			}
+		}
+		if typ := jsCast(r.Object); r.Kind == refCall && typ != "" {
+			// (x as Sink).write(): the receiver expression has type Sink.
+			c := refRec{Kind: refAssign, Name: r.Object, Object: typ, Def: r.Def, Line: r.Line}
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
 		out = append(out, r)
 		if jsParamProperty(fd, r) {
 			p := refRec{Kind: refAssign, Name: "this." + r.Name, Object: r.Object, Def: r.Def, Line: r.Line}
@@ -61,6 +105,62 @@ func jsRefs(fd *fileData) *fileData {
 	cp := *fd
 	cp.Refs = out
 	return &cp
+}
+
+// jsPropValue reports a record of obj.m = name (obj a plain identifier).
+func jsPropValue(r refRec) bool {
+	obj, _, ok := strings.Cut(r.Name, ".")
+	return ok && obj != "this" && obj != "module" && obj != "exports" && isDottedIdent(r.Name) && isDottedIdent(r.Object) && !strings.Contains(r.Object, ".")
+}
+
+// jsPropFunc returns the name assigned to obj.m (one assignment, in a
+// definition around call r or at top level), the function a call obj.m()
+// runs.
+func jsPropFunc(fd *fileData, r refRec, as []refRec) (string, bool) {
+	if len(as) != 1 {
+		return "", false // none, or reassigned: which one runs is unknown
+	}
+	a := as[0]
+	if a.Def >= 0 && !jsInside(fd, r.Def, []int32{a.Def}) {
+		return "", false
+	}
+	return a.Object, true
+}
+
+// jsCast returns T for a receiver written (expr as T) or (expr as T<U>)
+// with T a plain (dotted) type name, else "".
+func jsCast(obj string) string {
+	if len(obj) < 8 || obj[0] != '(' || obj[len(obj)-1] != ')' {
+		return ""
+	}
+	i := strings.LastIndex(obj, " as ")
+	if i < 0 {
+		return ""
+	}
+	t := strings.TrimSpace(obj[i+4 : len(obj)-1])
+	if j := strings.IndexByte(t, '<'); j > 0 && strings.HasSuffix(t, ">") {
+		t = t[:j]
+	}
+	switch t {
+	case "any", "unknown", "never", "const":
+		return ""
+	}
+	if !isDottedIdent(t) || strings.Count(obj[:i], "(")-strings.Count(obj[:i], ")") != 1 {
+		return "" // (a as B) | C, or a cast inside a call: not the receiver's type
+	}
+	return t
+}
+
+// jsInside reports whether def is one of defs or nested in one of them.
+func jsInside(fd *fileData, def int32, defs []int32) bool {
+	for d := def; d >= 0; d = fd.Defs[d].Parent {
+		for _, o := range defs {
+			if d == o {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsNonNull returns a receiver expression with TypeScript non-null
@@ -142,39 +242,111 @@ func jsDocType(c string) string {
 	return ""
 }
 
+// jsDefaultExport reports whether an assignment target exports its value as
+// a CommonJS module's default (module.exports = Layer).
+func jsDefaultExport(lhs string) bool {
+	return lhs == "module.exports"
+}
+
+// jsModuleDefault returns what a CommonJS module exports as a whole
+// (module.exports = Layer; function Layer() {…}): a call Layer(…) or
+// new Layer(…) of var Layer = require('./layer') runs it.
+func (b *builder) jsModuleDefault(key string) (string, bool) {
+	fs := b.modules[modKey("js", key)]
+	if len(fs) == 0 || fs[0].fd.Default == "" {
+		return "", false
+	}
+	id, ok := b.top[modKey("js", key)][fs[0].fd.Default]
+	return id, ok
+}
+
 // jsThisProperty resolves this.name() inside a function assigned to a
 // property (app.use = function use() { this.lazyrouter() }, or
 // Foo.prototype.bar = function () { this.baz() }): this is the object the
 // function was assigned to, so name is the function assigned to the same
 // object's property name in the same file. In a constructor function Foo,
-// this.baz() is Foo.prototype.baz.
+// this.baz() is Foo.prototype.baz. Inside an arrow or a nested function the
+// nearest enclosing definition that gives an answer is used (arrows share
+// their this; var self = this is rewritten to this by jsRefs). Outside any
+// named function (app[method] = function () { this.set() } at top level),
+// this.name() is the one function the file assigns to a property name of
+// one object.
 func (b *builder) jsThisProperty(fb *fileBuild, r refRec) (string, bool) {
-	if r.Def < 0 {
+	for d := r.Def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.fd.Defs[d].Kind == KindClass {
+			return "", false
+		}
+		if id, ok := b.jsThisIn(fb, d, r.Name); ok {
+			return id, true
+		}
+	}
+	if r.Def >= 0 {
 		return "", false
 	}
-	d := fb.fd.Defs[r.Def]
-	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	found, obj := -1, ""
+	for k, o := range fb.fd.Defs {
+		if o.Parent >= 0 || (o.Kind != KindFunction && o.Kind != KindMethod) || o.Name != r.Name {
+			continue
+		}
+		lhs, _, ok := strings.Cut(o.Sig, " = ")
+		if !ok || !strings.HasSuffix(lhs, "."+r.Name) || !isDottedIdent(lhs) {
+			continue
+		}
+		if found >= 0 && obj != strings.TrimSuffix(lhs, "."+r.Name) {
+			return "", false // two objects have it: which one this is is unknown
+		}
+		found, obj = k, strings.TrimSuffix(lhs, "."+r.Name)
+	}
+	if found < 0 || obj == "this" {
+		return "", false
+	}
+	return fb.ids[found], true
+}
+
+// jsThisIn resolves this.name() with this bound by definition d (see
+// jsThisProperty).
+func (b *builder) jsThisIn(fb *fileBuild, d int32, name string) (string, bool) {
+	def := fb.fd.Defs[d]
+	lhs, _, ok := strings.Cut(def.Sig, " = ")
 	if !ok {
 		// A constructor function: function View() { this.lookup() } with
 		// View.prototype.lookup = function lookup() {…}.
-		if d.Kind != KindFunction || !strings.HasPrefix(d.Sig, "function "+d.Name+"(") {
+		if def.Kind != KindFunction || !strings.HasPrefix(def.Sig, "function "+def.Name+"(") {
 			return "", false
 		}
-		lhs = d.Name + ".prototype." + d.Name
+		lhs = def.Name + ".prototype." + def.Name
 	}
 	i := strings.LastIndexByte(lhs, '.')
-	if i <= 0 || lhs[i+1:] != d.Name || !isDottedIdent(lhs) {
+	if i <= 0 || lhs[i+1:] != def.Name || !isDottedIdent(lhs) {
 		return "", false
 	}
 	obj := lhs[:i]
 	if obj == "this" {
 		return "", false
 	}
-	want := obj + "." + r.Name + " = "
+	want := obj + "." + name + " = "
 	for k, o := range fb.fd.Defs {
-		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == r.Name && strings.HasPrefix(o.Sig, want) {
+		if (o.Kind == KindFunction || o.Kind == KindMethod) && o.Name == name && strings.HasPrefix(o.Sig, want) {
 			return fb.ids[k], true
 		}
 	}
 	return "", false
+}
+
+// jsPreferTop reports whether top-level definition d should take a name
+// from prev: a declaration (function sendfile(…)) over a function assigned
+// to a property (res.sendfile = function (…)), which binds no variable.
+func (b *builder) jsPreferTop(prev string, d defRec) bool {
+	loc, ok := b.defLoc[prev]
+	if !ok {
+		return false
+	}
+	return jsPropertyDef(loc.fb.fd.Defs[loc.idx]) && !jsPropertyDef(d)
+}
+
+// jsPropertyDef reports a function defined by assignment to a property
+// (obj.name = function …).
+func jsPropertyDef(d defRec) bool {
+	lhs, _, ok := strings.Cut(d.Sig, " = ")
+	return ok && strings.Contains(lhs, ".") && !strings.ContainsAny(lhs, " (")
 }

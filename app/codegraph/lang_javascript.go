@@ -56,6 +56,9 @@ const jsCommonQuery = `
 (export_statement (export_clause (export_specifier name: (identifier) @name alias: (identifier)? @alias)) source: (string) @module) @import
 (variable_declarator name: (identifier) @alias value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module))) @import
+(variable_declarator name: (identifier) @alias value: (member_expression object: (call_expression function: (identifier) @fn arguments: (arguments . (string) @module)) property: (property_identifier) @name)) @import
+(assignment_expression left: (member_expression) @object right: (identifier) @name) @export.default
+(assignment_expression left: (member_expression object: (identifier) property: (property_identifier)) @name right: (identifier) @object) @ref.value
 
 (program (lexical_declaration (variable_declarator name: (identifier) @name value: [(number) (string) (template_string) (object) (array) (true) (false) (null)])) @global)
 
@@ -106,6 +109,8 @@ const tsQuery = jsCommonQuery + `
 (method_definition return_type: (type_annotation [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
 (method_definition return_type: (type_annotation (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 (export_statement "default" (class_declaration name: (type_identifier) @name)) @export.default
+(variable_declarator name: (identifier) @name value: (as_expression [(type_identifier) (nested_type_identifier)] @object)) @ref.assign
+(variable_declarator name: (identifier) @name value: (as_expression (generic_type name: [(type_identifier) (nested_type_identifier)] @object))) @ref.assign
 `
 
 func newJSLike(name string, exts []string, grammar func() *sitter.Language, q string) *language {
