@@ -60,6 +60,8 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 	if code := checkDir(env, "query", dir); code != ExitOK {
 		return code
 	}
+	stopProfile := startQueryProfile(env.Stderr)
+	defer stopProfile()
 	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom query: %v\n", err)
