@@ -62,6 +62,11 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 	}
 	stopProfile := startQueryProfile(env.Stderr)
 	defer stopProfile()
+	if !*noCache {
+		if code, ok := queryFromReader(ctx, env, dir, q, rest, *asJSON, *limit); ok {
+			return code
+		}
+	}
 	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom query: %v\n", err)
@@ -106,10 +111,10 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			return jsonOut(env, map[string]any{"target": nd, "out": nonNilEdges(outE), "in": nonNilEdges(inE)})
 		}
 		for _, e := range outE {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 		for _, e := range inE {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 	case "path":
 		from, ok1 := node(rest[0])
@@ -129,7 +134,7 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			return ExitFailure
 		}
 		for _, e := range es {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 	case "slice":
 		nd, ok := node(rest[0])
@@ -247,15 +252,15 @@ func writeNodeLine(w io.Writer, n *codegraph.Node, score string) {
 }
 
 // writeEdgeLine prints "from -kind-> to (path:line)".
-func writeEdgeLine(w io.Writer, g *codegraph.Graph, e codegraph.Edge) {
+func writeEdgeLine(w io.Writer, node func(string) (*codegraph.Node, bool), e codegraph.Edge) {
 	name := func(id string) string {
-		if n, ok := g.Node(id); ok {
+		if n, ok := node(id); ok {
 			return quoteName(n.QualName)
 		}
 		return quoteName(id)
 	}
 	loc := ""
-	if n, ok := g.Node(e.From); ok && e.Line > 0 {
+	if n, ok := node(e.From); ok && e.Line > 0 {
 		loc = fmt.Sprintf("\t(%s:%d)", quoteName(n.Path), e.Line)
 	}
 	fmt.Fprintf(w, "%s -%s-> %s%s\n", name(e.From), e.Kind, name(e.To), loc)
