@@ -132,7 +132,7 @@ const (
 	secRanks                // float64 global PageRank per node (empty when not computed)
 	secRankOrder            // uint32 node indexes by decreasing rank (stable)
 	secRest                 // varint: children, byFile, fileNode, env, imports, globals, problems, stats
-	numSections = secRest
+	numSections  = secRest
 )
 
 // A node record: string indexes of ID, Kind, Name, QualName, Path,
@@ -538,4 +538,3 @@ func decodeHeader(b []byte) (*snapHeader, error) {
 	}
 	return h, r.err
 }
-

@@ -7,7 +7,7 @@ type graphParts struct {
 	root     string
 	nodes    []*Node
 	edges    []Edge
-	from, to []int32 // per edge: index of its endpoints in nodes, -1 when not a node
+	from, to []int32    // per edge: index of its endpoints in nodes, -1 when not a node
 	adj      *adjacency // the edge index as persisted (canonical positions); nil: built from from/to
 	children map[string][]*Node
 	byFile   map[string][]*Node
