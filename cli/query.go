@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -25,7 +26,7 @@ NODE is a node ID, a qualified name (pkg.mod.Class.method), a file path,
 path:line, or a name that is unique in the project.`
 
 // runQuery implements `codeloom query DIR deps|rdeps|path|slice|search|rank ARG [ARG2] [--json]`.
-func runQuery(ctx context.Context, env Env, args []string) int {
+func runQuery(ctx context.Context, env Env, args []string) (code int) {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -62,6 +63,17 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 	}
 	stopProfile := startQueryProfile(env.Stderr)
 	defer stopProfile()
+	// Answers can be 100,000 lines: one write per line cost more than the
+	// query on large projects.
+	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
+	stderr := env.Stderr
+	defer func() {
+		if err := bw.Flush(); err != nil && code == ExitOK {
+			fmt.Fprintf(stderr, "codeloom query: write: %v\n", err)
+			code = ExitFailure
+		}
+	}()
+	env.Stdout = bw
 	if !*noCache {
 		if code, ok := queryFromReader(ctx, env, dir, q, rest, *asJSON, *limit); ok {
 			return code

@@ -266,8 +266,20 @@ func (r *Reader) node(i int) *Node {
 	if i < 0 || i >= r.n {
 		panic(errBadRecord)
 	}
+	// One copy of all the node's strings, which its fields view.
+	w := r.nw[i*nodeWords : (i+1)*nodeWords]
+	size := 0
+	for f := 0; f < nfStartLine; f++ {
+		size += len(r.str(w[f]))
+	}
+	buf := make([]byte, 0, size)
 	n := &Node{}
-	fillNode(n, r.nw[i*nodeWords:(i+1)*nodeWords], func(j uint32) string { return strings.Clone(r.str(j)) })
+	fillNode(n, w, func(j uint32) string {
+		s := r.str(j)
+		at := len(buf)
+		buf = append(buf, s...)
+		return bstr(buf[at:len(buf):len(buf)])
+	})
 	r.made[i] = n
 	return n
 }

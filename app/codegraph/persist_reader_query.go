@@ -200,7 +200,7 @@ func (r *Reader) closure(id string, step func(cur int, reach func(int) bool)) ([
 		return nil, nil
 	}
 	queue := r.descendants(start)
-	seen := make(map[int]bool, len(queue))
+	seen := make([]bool, r.n)
 	for _, q := range queue {
 		seen[q] = true
 	}
