@@ -181,7 +181,7 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	}
 	var bad error
 	u32 := func(v int) uint32 {
-		if v < 0 || v > math.MaxUint32 {
+		if v < 0 || uint64(v) > math.MaxUint32 {
 			bad = fmt.Errorf("encode graph: number %d out of range", v)
 			return 0
 		}
@@ -270,7 +270,7 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	for _, s := range st.strs {
 		total += len(s)
 	}
-	if total > math.MaxUint32 {
+	if uint64(total) > math.MaxUint32 {
 		return nil, fmt.Errorf("encode graph: %d bytes of strings is too many", total)
 	}
 	strOff := make([]uint32, len(st.strs)+1)
