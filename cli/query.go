@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -25,7 +26,7 @@ NODE is a node ID, a qualified name (pkg.mod.Class.method), a file path,
 path:line, or a name that is unique in the project.`
 
 // runQuery implements `codeloom query DIR deps|rdeps|path|slice|search|rank ARG [ARG2] [--json]`.
-func runQuery(ctx context.Context, env Env, args []string) int {
+func runQuery(ctx context.Context, env Env, args []string) (code int) {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -59,6 +60,24 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 	}
 	if code := checkDir(env, "query", dir); code != ExitOK {
 		return code
+	}
+	stopProfile := startQueryProfile(env.Stderr)
+	defer stopProfile()
+	// Answers can be 100,000 lines: one write per line cost more than the
+	// query on large projects.
+	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
+	stderr := env.Stderr
+	defer func() {
+		if err := bw.Flush(); err != nil && code == ExitOK {
+			fmt.Fprintf(stderr, "codeloom query: write: %v\n", err)
+			code = ExitFailure
+		}
+	}()
+	env.Stdout = bw
+	if !*noCache {
+		if code, ok := queryFromReader(ctx, env, dir, q, rest, *asJSON, *limit); ok {
+			return code
+		}
 	}
 	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache})
 	if err != nil {
@@ -104,10 +123,10 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			return jsonOut(env, map[string]any{"target": nd, "out": nonNilEdges(outE), "in": nonNilEdges(inE)})
 		}
 		for _, e := range outE {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 		for _, e := range inE {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 	case "path":
 		from, ok1 := node(rest[0])
@@ -127,7 +146,7 @@ func runQuery(ctx context.Context, env Env, args []string) int {
 			return ExitFailure
 		}
 		for _, e := range es {
-			writeEdgeLine(out, g, e)
+			writeEdgeLine(out, g.Node, e)
 		}
 	case "slice":
 		nd, ok := node(rest[0])
@@ -245,15 +264,15 @@ func writeNodeLine(w io.Writer, n *codegraph.Node, score string) {
 }
 
 // writeEdgeLine prints "from -kind-> to (path:line)".
-func writeEdgeLine(w io.Writer, g *codegraph.Graph, e codegraph.Edge) {
+func writeEdgeLine(w io.Writer, node func(string) (*codegraph.Node, bool), e codegraph.Edge) {
 	name := func(id string) string {
-		if n, ok := g.Node(id); ok {
+		if n, ok := node(id); ok {
 			return quoteName(n.QualName)
 		}
 		return quoteName(id)
 	}
 	loc := ""
-	if n, ok := g.Node(e.From); ok && e.Line > 0 {
+	if n, ok := node(e.From); ok && e.Line > 0 {
 		loc = fmt.Sprintf("\t(%s:%d)", quoteName(n.Path), e.Line)
 	}
 	fmt.Fprintf(w, "%s -%s-> %s%s\n", name(e.From), e.Kind, name(e.To), loc)

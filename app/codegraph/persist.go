@@ -13,18 +13,21 @@ import (
 
 // The persisted graph ("snapshot") is one flat file, .codeloom/cache/graph.snap:
 //
-//	magic "CLGSNAP2"
-//	header  (uvarint length, then: version, the file stamps it was built from,
-//	         walk problems, .env stamp) — compared before the body is decoded
-//	body    (uvarint length, then: string table, nodes, edges, children,
-//	         files, env, imports, globals, problems, stats, global ranks)
-//	crc32c of everything before it (4 bytes, little endian)
+//	magic "CLGSNAP3"
+//	uint32 number of sections, then per section: uint32 id, uint32 crc32c,
+//	       uint64 offset, uint64 length; then a crc32c of all of the above
+//	sections, each 8-byte aligned (see secHeader …): the header (the file
+//	       stamps the graph was built from, compared before anything else is
+//	       read), the string table, fixed-size node and edge records, the
+//	       In/Out edge index, children, an ID index, file nodes, global ranks
+//	       and their order, and the rest (varints, only for a full load)
 //
-// Every string is stored once in the string table; records refer to strings
-// and nodes by integer index. Loading reads the file into one buffer and makes
-// every string of the graph a view of it (no per-string allocation); nodes are
-// one slab and edges one slice.
-const snapMagic = "CLGSNAP2"
+// Every string is stored once; records refer to strings and nodes by integer
+// index. A full load (Open) reads the file into one buffer and makes every
+// string of the graph a view of it; a query (OpenReader) maps the file and
+// reads, in place, only the sections and records its answer needs, each
+// section checked against its checksum on first use.
+const snapMagic = "CLGSNAP3"
 
 // errSnapshot marks a persisted graph that is unreadable (damaged, truncated,
 // or written by another version): it is rebuilt, never trusted.
@@ -109,44 +112,229 @@ func encodeStamp(w *snapWriter, s fileStamp) {
 	w.str(s.eco)
 }
 
+// Sections of a snapshot (see the layout above). Arrays of uint32 and
+// float64 are little endian and start 8-byte aligned, so a reader can use
+// them in place.
+const (
+	secHeader    = iota + 1 // varint: version, file stamps, walk problems, .env stamp
+	secStrOff               // uint32 × (strings+1): where each string starts in secStrData
+	secStrData              // the bytes of every string, concatenated
+	secNodes                // uint32 × nodeWords per node
+	secEdges                // uint32 × edgeWords per edge
+	secOutOff               // uint32 × (nodes+1): edges leaving node i are secOutEdges[off[i]:off[i+1]]
+	secOutEdges             // uint32 edge indexes
+	secInOff                // the same for entering edges
+	secInEdges              //
+	secChildOff             // uint32 × (nodes+1): children of node i (by ID position)
+	secChildList            // uint32 node positions
+	secByID                 // uint32 node positions (Graph.byID's) sorted by ID
+	secFiles                // uint32 pairs (path string, file node) sorted by path
+	secRanks                // float64 global PageRank per node (empty when not computed)
+	secRankOrder            // uint32 node indexes by decreasing rank (stable)
+	secRest                 // varint: children, byFile, fileNode, env, imports, globals, problems, stats
+	numSections  = secRest
+)
+
+// A node record: string indexes of ID, Kind, Name, QualName, Path,
+// Language, Signature, Doc, Hash, Parent, PathB64, then StartLine, EndLine,
+// StartByte, EndByte.
+const (
+	nfID = iota
+	nfKind
+	nfName
+	nfQual
+	nfPath
+	nfLang
+	nfSig
+	nfDoc
+	nfHash
+	nfParent
+	nfPathB64
+	nfStartLine
+	nfEndLine
+	nfStartByte
+	nfEndByte
+	nodeWords
+)
+
+// An edge record: from, to (a node position << 1, or a string index << 1 | 1
+// for an ID that is not a node), kind (string index), line.
+const edgeWords = 4
+
+// dirEntrySize is one directory entry: id, crc32c (uint32), offset, length (uint64).
+const dirEntrySize = 24
+
 // encodeSnapshot serialises a graph with the header it stands for.
 func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([]byte, error) {
+	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
+		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
+	}
 	var hw snapWriter
 	encodeHeader(&hw, h)
+	secs := make([][]byte, numSections+1)
+	secs[secHeader] = hw.b
 
 	st := &strTable{idx: make(map[string]uint32, len(g.nodes)*4)}
 	nodeIdx := make(map[*Node]uint32, len(g.nodes))
 	for i, n := range g.nodes {
 		nodeIdx[n] = uint32(i)
 	}
-	// Records first (into rec), the string table is written before them.
-	var rw snapWriter
-	rw.b = make([]byte, 0, len(g.nodes)*24+len(g.edges)*8)
-	rw.uv(uint64(len(g.nodes)))
+	var bad error
+	u32 := func(v int) uint32 {
+		if v < 0 || uint64(v) > math.MaxUint32 {
+			bad = fmt.Errorf("encode graph: number %d out of range", v)
+			return 0
+		}
+		return uint32(v)
+	}
+	nodes := make([]uint32, 0, len(g.nodes)*nodeWords)
 	for _, n := range g.nodes {
 		for _, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
-			rw.uv(st.id(s))
+			nodes = append(nodes, uint32(st.id(s)))
 		}
-		rw.iv(int64(n.StartLine))
-		rw.iv(int64(n.EndLine))
-		rw.iv(int64(n.StartByte))
-		rw.iv(int64(n.EndByte))
+		nodes = append(nodes, u32(n.StartLine), u32(n.EndLine), u32(n.StartByte), u32(n.EndByte))
 	}
-	// Edge endpoints: a node index (even) or, for an ID that is not a node,
-	// a string index (odd).
-	end := func(id string) uint64 {
+	end := func(id string) uint32 {
 		if i, ok := g.byID[id]; ok {
-			return uint64(i) << 1
+			return uint32(i) << 1
 		}
-		return st.id(id)<<1 | 1
+		return uint32(st.id(id))<<1 | 1
 	}
-	rw.uv(uint64(len(g.edges)))
+	edges := make([]uint32, 0, len(g.edges)*edgeWords)
 	for _, e := range g.edges {
-		rw.uv(end(e.From))
-		rw.uv(end(e.To))
-		rw.uv(st.id(string(e.Kind)))
-		rw.iv(int64(e.Line))
+		edges = append(edges, end(e.From), end(e.To), uint32(st.id(string(e.Kind))), u32(e.Line))
 	}
+	secs[secNodes] = u32Bytes(nodes)
+	secs[secEdges] = u32Bytes(edges)
+
+	g.index()
+	a := g.adj
+	secs[secOutOff], secs[secOutEdges] = i32Bytes(a.outOff), i32Bytes(a.outEdges)
+	secs[secInOff], secs[secInEdges] = i32Bytes(a.inOff), i32Bytes(a.inEdges)
+
+	// Children by the parent's ID position, children by their ID position.
+	chOff := make([]uint32, len(g.nodes)+1)
+	var chList []uint32
+	for i, n := range g.nodes {
+		chOff[i] = uint32(len(chList))
+		if g.byID[n.ID] == int32(i) {
+			for _, c := range g.children[n.ID] {
+				if j, ok := g.byID[c.ID]; ok {
+					chList = append(chList, uint32(j))
+				}
+			}
+		}
+	}
+	chOff[len(g.nodes)] = uint32(len(chList))
+	secs[secChildOff], secs[secChildList] = u32Bytes(chOff), u32Bytes(chList)
+
+	ids := sortedKeys(g.byID)
+	byID := make([]uint32, len(ids))
+	for i, id := range ids {
+		byID[i] = uint32(g.byID[id])
+	}
+	secs[secByID] = u32Bytes(byID)
+	files := make([]uint32, 0, len(g.fileNode)*2)
+	for _, k := range sortedKeys(g.fileNode) {
+		i, ok := nodeIdx[g.fileNode[k]]
+		if !ok {
+			return nil, fmt.Errorf("encode graph: file node of %q not in the node list", k)
+		}
+		files = append(files, uint32(st.id(k)), i)
+	}
+	secs[secFiles] = u32Bytes(files)
+
+	if ranks != nil && len(ranks) == len(g.nodes) {
+		rb := make([]byte, 0, len(ranks)*8)
+		for _, r := range ranks {
+			rb = binary.LittleEndian.AppendUint64(rb, math.Float64bits(r))
+		}
+		order := make([]uint32, len(ranks))
+		for i := range order {
+			order[i] = uint32(i)
+		}
+		sort.SliceStable(order, func(i, j int) bool { return ranks[order[i]] > ranks[order[j]] })
+		secs[secRanks], secs[secRankOrder] = rb, u32Bytes(order)
+	}
+
+	rest, err := encodeRest(g, problems, st, nodeIdx)
+	if err != nil {
+		return nil, err
+	}
+	secs[secRest] = rest
+	if bad != nil {
+		return nil, bad
+	}
+
+	total := 0
+	for _, s := range st.strs {
+		total += len(s)
+	}
+	if uint64(total) > math.MaxUint32 {
+		return nil, fmt.Errorf("encode graph: %d bytes of strings is too many", total)
+	}
+	strOff := make([]uint32, len(st.strs)+1)
+	data := make([]byte, 0, total)
+	for i, s := range st.strs {
+		strOff[i] = uint32(len(data))
+		data = append(data, s...)
+	}
+	strOff[len(st.strs)] = uint32(len(data))
+	secs[secStrOff], secs[secStrData] = u32Bytes(strOff), data
+	return assembleSnapshot(secs), nil
+}
+
+// assembleSnapshot lays sections out after the magic and the directory,
+// each 8-byte aligned.
+func assembleSnapshot(secs [][]byte) []byte {
+	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize + 4
+	off := align8(dirEnd)
+	size := off
+	for id := 1; id <= numSections; id++ {
+		size = align8(size) + len(secs[id])
+	}
+	out := make([]byte, 0, size)
+	out = append(out, snapMagic...)
+	out = binary.LittleEndian.AppendUint32(out, numSections)
+	for id := 1; id <= numSections; id++ {
+		out = binary.LittleEndian.AppendUint32(out, uint32(id))
+		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(secs[id], castagnoli))
+		out = binary.LittleEndian.AppendUint64(out, uint64(off))
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(secs[id])))
+		off = align8(off + len(secs[id]))
+	}
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	for id := 1; id <= numSections; id++ {
+		for len(out)%8 != 0 {
+			out = append(out, 0)
+		}
+		out = append(out, secs[id]...)
+	}
+	return out
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+// u32Bytes encodes v little endian.
+func u32Bytes(v []uint32) []byte {
+	b := make([]byte, 0, len(v)*4)
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+func i32Bytes(v []int32) []byte {
+	b := make([]byte, 0, len(v)*4)
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
+}
+
+// encodeRest writes what only the full decode needs, as varints.
+func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]uint32) ([]byte, error) {
+	var rw snapWriter
 	nodeList := func(ns []*Node) error {
 		if ns == nil {
 			rw.uv(0)
@@ -231,40 +419,7 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 		return nil, fmt.Errorf("encode graph stats: %w", err)
 	}
 	rw.str(string(sj))
-	if ranks != nil && len(ranks) == len(g.nodes) {
-		rw.uv(uint64(len(ranks)))
-		for _, r := range ranks {
-			rw.b = binary.LittleEndian.AppendUint64(rw.b, math.Float64bits(r))
-		}
-	} else {
-		rw.uv(0)
-	}
-
-	// Assemble: magic, header, body (string table + records), checksum.
-	total := 0
-	for _, s := range st.strs {
-		total += len(s)
-	}
-	var bw snapWriter
-	bw.b = make([]byte, 0, total+len(st.strs)*2+len(rw.b)+16)
-	bw.uv(uint64(len(st.strs)))
-	bw.uv(uint64(total))
-	for _, s := range st.strs {
-		bw.uv(uint64(len(s)))
-	}
-	for _, s := range st.strs {
-		bw.b = append(bw.b, s...)
-	}
-	bw.b = append(bw.b, rw.b...)
-
-	out := make([]byte, 0, len(snapMagic)+len(hw.b)+len(bw.b)+24)
-	out = append(out, snapMagic...)
-	out = binary.AppendUvarint(out, uint64(len(hw.b)))
-	out = append(out, hw.b...)
-	out = binary.AppendUvarint(out, uint64(len(bw.b)))
-	out = append(out, bw.b...)
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
-	return out, nil
+	return rw.b, nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -366,25 +521,6 @@ func decodeStamp(r *snapReader) fileStamp {
 	return fileStamp{rel: r.str(), size: r.iv(), modTime: r.iv(), lang: r.str(), eco: r.str()}
 }
 
-// splitSnapshot checks the magic and checksum and returns the header and
-// body bytes.
-func splitSnapshot(data []byte) (header, body []byte, err error) {
-	if len(data) < len(snapMagic)+4 || string(data[:len(snapMagic)]) != snapMagic {
-		return nil, nil, fmt.Errorf("%w: not a snapshot of this version", errSnapshot)
-	}
-	payload := data[:len(data)-4]
-	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return nil, nil, fmt.Errorf("%w: checksum mismatch (damaged or cut off)", errSnapshot)
-	}
-	r := &snapReader{b: payload, off: len(snapMagic)}
-	header = r.bytesN(r.count(1))
-	body = r.bytesN(r.count(1))
-	if r.err == nil && r.off != len(payload) {
-		r.fail("trailing bytes")
-	}
-	return header, body, r.err
-}
-
 func decodeHeader(b []byte) (*snapHeader, error) {
 	r := &snapReader{b: b}
 	h := &snapHeader{version: r.str()}
@@ -401,187 +537,4 @@ func decodeHeader(b []byte) (*snapHeader, error) {
 		r.fail("header end")
 	}
 	return h, r.err
-}
-
-// decodeBody rebuilds the graph of root from a snapshot body. The graph's
-// strings are views of body, which must not change afterwards.
-func decodeBody(root string, body []byte) (*snapshot, error) {
-	r := &snapReader{b: body}
-	nStr := r.count(1)
-	total := r.count(1)
-	lens := make([]int, nStr)
-	for i := range lens {
-		lens[i] = r.count(1)
-	}
-	data := r.bytesN(total)
-	if r.err != nil {
-		return nil, r.err
-	}
-	strs := make([]string, nStr)
-	off := 0
-	for i, n := range lens {
-		if n > len(data)-off {
-			return nil, fmt.Errorf("%w: string table overruns", errSnapshot)
-		}
-		strs[i] = bstr(data[off : off+n])
-		off += n
-	}
-	s := func() string {
-		i := r.uv()
-		if i >= uint64(len(strs)) {
-			r.fail("string index")
-			return ""
-		}
-		return strs[i]
-	}
-	nNodes := r.count(15)
-	slab := make([]Node, nNodes)
-	nodes := make([]*Node, nNodes)
-	for i := range slab {
-		n := &slab[i]
-		n.ID, n.Kind, n.Name, n.QualName, n.Path, n.Language = s(), Kind(s()), s(), s(), s(), s()
-		n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64 = s(), s(), s(), s(), s()
-		n.StartLine, n.EndLine, n.StartByte, n.EndByte = int(r.iv()), int(r.iv()), int(r.iv()), int(r.iv())
-		nodes[i] = n
-	}
-	node := func() *Node {
-		i := r.uv()
-		if i >= uint64(nNodes) {
-			r.fail("node index")
-			return nil
-		}
-		return nodes[i]
-	}
-	end := func() (string, int32) {
-		v := r.uv()
-		if v&1 == 0 {
-			if v>>1 >= uint64(nNodes) {
-				r.fail("edge end")
-				return "", -1
-			}
-			return nodes[v>>1].ID, int32(v >> 1)
-		}
-		if v>>1 >= uint64(len(strs)) {
-			r.fail("edge end")
-			return "", -1
-		}
-		return strs[v>>1], -1
-	}
-	nEdges := r.count(4)
-	edges := make([]Edge, nEdges)
-	from, to := make([]int32, nEdges), make([]int32, nEdges)
-	for i := range edges {
-		e := &edges[i]
-		e.From, from[i] = end()
-		e.To, to[i] = end()
-		e.Kind, e.Line = EdgeKind(s()), int(r.iv())
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	readLists := func() map[string][]*Node {
-		n := r.count(2)
-		m := make(map[string][]*Node, n)
-		for k := 0; k < n && r.err == nil; k++ {
-			key := s()
-			c := r.count(1)
-			if c == 0 {
-				m[key] = nil
-				continue
-			}
-			ns := make([]*Node, c-1)
-			for j := range ns {
-				ns[j] = node()
-			}
-			m[key] = ns
-		}
-		return m
-	}
-	g := &graphParts{root: root, nodes: nodes, edges: edges, from: from, to: to}
-	g.children = readLists()
-	g.byFile = readLists()
-	nf := r.count(2)
-	g.fileNode = make(map[string]*Node, nf)
-	for k := 0; k < nf && r.err == nil; k++ {
-		key := s()
-		g.fileNode[key] = node()
-	}
-	ne := r.count(2)
-	g.envNames = make(map[string][]string, ne)
-	for k := 0; k < ne && r.err == nil; k++ {
-		key := s()
-		names := make([]string, r.count(1))
-		for j := range names {
-			names[j] = s()
-		}
-		g.envNames[key] = names
-	}
-	hasVals := r.flag()
-	nv := r.count(2)
-	if hasVals {
-		g.envVals = make(map[string]string, nv)
-	}
-	for k := 0; k < nv && r.err == nil; k++ {
-		key := s()
-		v := s()
-		if g.envVals != nil {
-			g.envVals[key] = v
-		}
-	}
-	ni := r.count(2)
-	g.imports = make(map[string][]importSpan, ni)
-	for k := 0; k < ni && r.err == nil; k++ {
-		key := s()
-		c := r.count(3)
-		if c == 0 {
-			g.imports[key] = nil
-			continue
-		}
-		sp := make([]importSpan, c-1)
-		for j := range sp {
-			sp[j] = importSpan{start: uint32(r.uv()), end: uint32(r.uv()), external: r.flag()}
-		}
-		g.imports[key] = sp
-	}
-	ng := r.count(2)
-	g.globals = make(map[string][]globalRec, ng)
-	for k := 0; k < ng && r.err == nil; k++ {
-		key := s()
-		gl := make([]globalRec, r.count(3))
-		for j := range gl {
-			gl[j] = globalRec{Name: s(), Start: uint32(r.uv()), End: uint32(r.uv())}
-		}
-		g.globals[key] = gl
-	}
-	snap := &snapshot{}
-	snap.problems = make([]Problem, r.count(3))
-	for j := range snap.problems {
-		snap.problems[j] = Problem{Path: s(), Reason: s(), Skipped: r.flag()}
-	}
-	sj := r.bytesN(r.count(1))
-	if r.err == nil {
-		if err := json.Unmarshal(sj, &g.stats); err != nil {
-			return nil, fmt.Errorf("%w: stats: %v", errSnapshot, err)
-		}
-	}
-	if nr := r.count(8); nr > 0 {
-		if nr != nNodes {
-			r.fail("rank count")
-		}
-		raw := r.bytesN(nr * 8)
-		if r.err == nil {
-			snap.ranks = make([]float64, nr)
-			for j := range snap.ranks {
-				snap.ranks[j] = math.Float64frombits(binary.LittleEndian.Uint64(raw[j*8:]))
-			}
-		}
-	}
-	if r.err == nil && r.off != len(body) {
-		r.fail("body end")
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	snap.graph = newGraphFromParts(g)
-	return snap, nil
 }

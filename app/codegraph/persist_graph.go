@@ -7,7 +7,8 @@ type graphParts struct {
 	root     string
 	nodes    []*Node
 	edges    []Edge
-	from, to []int32 // per edge: index of its endpoints in nodes, -1 when not a node
+	from, to []int32    // per edge: index of its endpoints in nodes, -1 when not a node
+	adj      *adjacency // the edge index as persisted (canonical positions); nil: built from from/to
 	children map[string][]*Node
 	byFile   map[string][]*Node
 	fileNode map[string]*Node
@@ -27,6 +28,10 @@ func newGraphFromParts(p *graphParts) *Graph {
 		children: p.children, byFile: p.byFile, fileNode: p.fileNode,
 		envNames: p.envNames, envVals: p.envVals, imports: p.imports, globals: p.globals,
 		stats: p.stats,
+	}
+	if p.adj != nil {
+		g.idxOnce.Do(func() { g.adj = p.adj })
+		return g
 	}
 	if len(p.from) != len(p.edges) || len(p.to) != len(p.edges) {
 		return g // the edge index is then built on first use

@@ -120,18 +120,18 @@ func (p *Project) loadSnapshot(want *snapHeader) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
 	}
-	hb, body, err := splitSnapshot(data)
+	secs, err := parseSnapshot(data)
 	if err != nil {
 		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
 	}
-	h, err := decodeHeader(hb)
+	h, err := snapshotHeader(secs)
 	if err != nil {
 		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
 	}
 	if !sameHeader(h, want) {
 		return nil, nil
 	}
-	snap, err := decodeBody(p.root, body)
+	snap, err := decodeSnapshot(p.root, secs)
 	if err != nil {
 		return nil, fmt.Errorf("load persisted graph %s: %w", path, err)
 	}

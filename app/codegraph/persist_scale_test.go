@@ -120,11 +120,11 @@ func TestPersistScale(t *testing.T) {
 	err = st.ForEachBlob("bench.fragments", func(k string, v []byte) error {
 		size += len(v)
 		v = append([]byte(nil), v...) // bbolt's memory is only valid in the transaction
-		_, body, err := splitSnapshot(v)
+		secs, err := parseSnapshot(v)
 		if err != nil {
 			return err
 		}
-		s, err := decodeBody(root, body)
+		s, err := decodeSnapshot(root, secs)
 		if err != nil {
 			return err
 		}

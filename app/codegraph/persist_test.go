@@ -2,6 +2,8 @@ package codegraph
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -101,15 +103,15 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb, body, err := splitSnapshot(data)
+	secs, err := parseSnapshot(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := decodeHeader(hb)
+	h2, err := snapshotHeader(secs)
 	if err != nil || !sameHeader(h, h2) {
 		t.Fatalf("header: %v %+v", err, h2)
 	}
-	snap, err := decodeBody(root, body)
+	snap, err := decodeSnapshot(root, secs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,31 +131,87 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("problems/ranks differ")
 	}
 	// Every truncation and a flipped byte anywhere are detected, never a panic.
+	full := func(b []byte) error {
+		secs, err := parseSnapshot(b)
+		if err != nil {
+			return err
+		}
+		if _, err := snapshotHeader(secs); err != nil {
+			return err
+		}
+		_, err = decodeSnapshot(root, secs)
+		return err
+	}
 	for _, cut := range []int{0, 1, 7, 8, len(data) / 3, len(data) / 2, len(data) - 5, len(data) - 1} {
-		if _, _, err := splitSnapshot(data[:cut]); err == nil {
+		if err := full(data[:cut]); err == nil {
 			t.Errorf("truncated to %d bytes: accepted", cut)
 		}
 	}
 	for i := 0; i < len(data); i += max(1, len(data)/97) {
 		bad := append([]byte(nil), data...)
 		bad[i] ^= 0x5a
-		if _, _, err := splitSnapshot(bad); err == nil {
+		if isPadding(data, i) {
+			continue // alignment padding between sections is not read
+		}
+		if err := full(bad); err == nil {
 			t.Errorf("byte %d flipped: accepted", i)
 		}
 	}
-	// A body that passes the checksum but is inconsistent is an error too.
-	for i := 0; i < len(body); i += max(1, len(body)/53) {
-		bad := append([]byte(nil), body...)
-		bad[i] ^= 0xff
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					t.Fatalf("body byte %d flipped: panic %v", i, r)
-				}
+	// Sections that pass their checksums but are inconsistent are an error
+	// too (a section rewritten with a matching checksum), never a panic.
+	for id := 1; id <= numSections; id++ {
+		for _, fill := range []byte{0x00, 0xff, 0x7f} {
+			bad := resealSection(t, data, id, fill)
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("section %d filled with %#x: panic %v", id, fill, r)
+					}
+				}()
+				full(bad) // error or a different graph; never a panic
 			}()
-			decodeBody(root, bad) // error or a different graph; never a panic
-		}()
+		}
 	}
+}
+
+// isPadding reports whether byte i of a snapshot is alignment padding
+// between sections.
+func isPadding(data []byte, i int) bool {
+	secs, err := parseSnapshot(data)
+	if err != nil {
+		return false
+	}
+	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize + 4
+	if i < dirEnd {
+		return false
+	}
+	for id := 1; id <= numSections; id++ {
+		if i >= secs.off[id] && i < secs.off[id]+secs.n[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// resealSection returns a copy of data whose section id is overwritten
+// with fill (every other byte, so lengths keep) and whose directory carries
+// the matching checksums: damage no checksum catches.
+func resealSection(t *testing.T, data []byte, id int, fill byte) []byte {
+	t.Helper()
+	bad := append([]byte(nil), data...)
+	secs, err := parseSnapshot(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bad[secs.off[id] : secs.off[id]+secs.n[id]]
+	for i := 0; i < len(b); i += 2 {
+		b[i] = fill
+	}
+	e := len(snapMagic) + 4 + (id-1)*dirEntrySize
+	binary.LittleEndian.PutUint32(bad[e+4:], crc32.Checksum(b, castagnoli))
+	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize
+	binary.LittleEndian.PutUint32(bad[dirEnd:], crc32.Checksum(bad[:dirEnd], castagnoli))
+	return bad
 }
 
 func TestSnapshotReopenIsALoad(t *testing.T) {
