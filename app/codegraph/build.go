@@ -211,6 +211,8 @@ type builder struct {
 	last       *Graph  // the previous snapshot
 	lastPkgs   []*Node // its package nodes
 	fastBuilds int     // snapshots made by assembleFast (for tests)
+
+	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }

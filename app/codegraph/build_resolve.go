@@ -119,17 +119,15 @@ func (b *builder) memberOutcome(cls, name string, skipSelf bool) (string, outcom
 		}
 		return "", outUnresolved
 	}
-	seen := map[string]bool{cls: true}
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		if b.extBase[queue[i]] {
+	w := b.getWalk(cls)
+	defer b.putWalk(w)
+	for i := 0; i < len(w.queue); i++ {
+		c := w.queue[i]
+		if b.extBase[c] {
 			return "", outExternal
 		}
-		for _, base := range b.bases[queue[i]] {
-			if !seen[base] {
-				seen[base] = true
-				queue = append(queue, base)
-			}
+		for _, base := range b.bases[c] {
+			w.visit(base)
 		}
 	}
 	return "", outUnresolved

@@ -236,20 +236,17 @@ func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
 	if len(b.bases[cls]) == 0 {
 		return "", false
 	}
-	seen := map[string]bool{cls: true}
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		c := queue[i]
+	w := b.getWalk(cls)
+	defer b.putWalk(w)
+	for i := 0; i < len(w.queue); i++ {
+		c := w.queue[i]
 		if !(skipSelf && i == 0) {
 			if id, ok := b.members[c][name]; ok {
 				return id, true
 			}
 		}
 		for _, base := range b.bases[c] {
-			if !seen[base] {
-				seen[base] = true
-				queue = append(queue, base)
-			}
+			w.visit(base)
 		}
 	}
 	return "", false

@@ -412,17 +412,19 @@ func (fe *flowEval) returns(id string, depth int) []flowVal {
 
 // walkMRO visits class cls and its bases breadth first until fn says stop.
 func (b *builder) walkMRO(cls string, fn func(string) bool) {
-	seen := map[string]bool{cls: true}
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		if !fn(queue[i]) {
+	if len(b.bases[cls]) == 0 {
+		fn(cls) // no walk needed
+		return
+	}
+	w := b.getWalk(cls)
+	defer b.putWalk(w)
+	for i := 0; i < len(w.queue); i++ {
+		c := w.queue[i]
+		if !fn(c) {
 			return
 		}
-		for _, base := range b.bases[queue[i]] {
-			if !seen[base] {
-				seen[base] = true
-				queue = append(queue, base)
-			}
+		for _, base := range b.bases[c] {
+			w.visit(base)
 		}
 	}
 }
@@ -471,15 +473,13 @@ func (b *builder) dispatchTargets(cls, target string) []string {
 		return nil
 	}
 	var out []string
-	seen := map[string]bool{cls: true}
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		for _, s := range b.subs[queue[i]] {
-			if seen[s] {
+	w := b.getWalk(cls)
+	defer b.putWalk(w)
+	for i := 0; i < len(w.queue); i++ {
+		for _, s := range b.subs[w.queue[i]] {
+			if !w.visit(s) {
 				continue
 			}
-			seen[s] = true
-			queue = append(queue, s)
 			if id, ok := b.members[s][tn.Name]; ok && id != target && !containsStr(out, id) {
 				out = append(out, id)
 			}
