@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -126,4 +127,79 @@ func TestUpdatePatchEqualsFresh(t *testing.T) {
 	if g := check(103, "shape/shape.go", false); hasEdge(t, g, "ex/shape.Sq", "ex/shape.Shape", EdgeImplements) {
 		t.Error("Sq still implements Shape after Shape gained Volume")
 	}
+}
+
+// TestPrepareUpdates loads a persisted graph, prepares for updates in the
+// background while an update arrives, and checks that the update waited for
+// the preparation (done once) and gives the graph a fresh index gives; a
+// second project prepared before any update keeps an equal graph and its
+// first update does not prepare again.
+func TestPrepareUpdates(t *testing.T) {
+	root := writeTree(t, persistFixture())
+	openT(t, root, Options{}).Close()
+	ctx := context.Background()
+
+	var stages []string
+	var mu sync.Mutex
+	hook := func(s string) { mu.Lock(); stages = append(stages, s); mu.Unlock() }
+	p := openT(t, root, Options{testHook: hook})
+	if !p.Report().FromSnapshot {
+		t.Fatal("not loaded from the persisted graph")
+	}
+	loaded := p.Graph()
+	if err := p.PrepareUpdates(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p.loaded || p.b == nil || p.files == nil {
+		t.Fatal("PrepareUpdates left the project unprepared")
+	}
+	graphsEqual(t, "prepared", p.Graph(), loaded)
+	path := applyKillEdit(t, root, 0)
+	g, err := p.UpdateFiles(ctx, []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphsEqual(t, "update after prepare", g, openT(t, root, Options{NoCache: true}).Graph())
+	mu.Lock()
+	if n := countStr(stages, "prepare-start"); n != 1 {
+		t.Errorf("prepared %d times, want once (stages %v)", n, stages)
+	}
+	mu.Unlock()
+
+	// Concurrent: the preparation and an update race.
+	openT(t, root, Options{}).Close()
+	stages = nil
+	p2 := openT(t, root, Options{testHook: hook})
+	if !p2.Report().FromSnapshot {
+		t.Fatal("not loaded from the persisted graph")
+	}
+	done := make(chan error, 1)
+	go func() { done <- p2.PrepareUpdates(ctx) }()
+	path = applyKillEdit(t, root, 1)
+	g, err = p2.UpdateFiles(ctx, []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	graphsEqual(t, "update racing the preparation", g, openT(t, root, Options{NoCache: true}).Graph())
+	if p2.Graph() != g {
+		t.Error("the preparation replaced the updated graph")
+	}
+	mu.Lock()
+	if n := countStr(stages, "prepare-start"); n != 1 {
+		t.Errorf("prepared %d times, want once (stages %v)", n, stages)
+	}
+	mu.Unlock()
+}
+
+func countStr(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }
