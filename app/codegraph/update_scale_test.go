@@ -17,7 +17,9 @@ import (
 // at the end). Skipped unless CODELOOM_SCALE_CORPUS names the folder;
 // figures go to the test log (BENCHMARKS.md, update section). With
 // CODELOOM_UPDATE_PROF set, the CPU profile of the one-file edits (not of
-// the load or the first update) is written to that file.
+// the load or the first update) is written to that file. With
+// CODELOOM_UPDATE_PREPARE set, PrepareUpdates runs (timed) before the first
+// update, as the app's watcher runs it in the background.
 //
 // It times: the load, the first update after it, then one-file edits of two
 // kinds — a comment appended, and a body edit that changes no name — each
@@ -106,6 +108,14 @@ func TestUpdateScale(t *testing.T) {
 		}
 		p.mu.Unlock()
 		return wl, cl
+	}
+	if os.Getenv("CODELOOM_UPDATE_PREPARE") != "" {
+		// As Watch does in the background after a load.
+		w, c := time.Now(), cpu()
+		if err := p.PrepareUpdates(ctx); err != nil {
+			t.Fatal(err)
+		}
+		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
 	wl, cl := update(commentEdit(0))
 	logf("first update after the load", wl, cl)
