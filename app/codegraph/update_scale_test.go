@@ -2,10 +2,12 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +19,8 @@ import (
 // at the end). Skipped unless CODELOOM_SCALE_CORPUS names the folder;
 // figures go to the test log (BENCHMARKS.md, update section). With
 // CODELOOM_UPDATE_PROF set, the CPU profile of the one-file edits (not of
-// the load or the first update) is written to that file. With
+// the load or the first update) is written to that file;
+// CODELOOM_UPDATE_EDITS sets the number of edits of each kind (9). With
 // CODELOOM_UPDATE_PREPARE set, PrepareUpdates runs (timed) before the first
 // update, as the app's watcher runs it in the background.
 //
@@ -130,18 +133,26 @@ func TestUpdateScale(t *testing.T) {
 			f.Close()
 		}()
 	}
-	const n = 9
+	n := 9
+	if v, err := strconv.Atoi(os.Getenv("CODELOOM_UPDATE_EDITS")); err == nil && v > 0 {
+		n = v
+	}
 	for _, k := range []struct {
 		name string
 		edit func(int) []byte
-	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}} {
+	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}, {"comment appended, again", commentEdit}} {
 		var walls, cpus []time.Duration
 		for i := 1; i <= n; i++ {
 			wl, cl := update(k.edit(i))
 			walls, cpus = append(walls, wl), append(cpus, cl)
 		}
+		var sumW, sumC time.Duration
+		for i := range walls {
+			sumW, sumC = sumW+walls[i], sumC+cpus[i]
+		}
 		sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
 		sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
-		logf(target+": "+k.name+" (median of 9)", walls[n/2], cpus[n/2])
+		logf(fmt.Sprintf("%s: %s (median of %d)", target, k.name, n), walls[n/2], cpus[n/2])
+		logf(fmt.Sprintf("%s: %s (mean of %d)", target, k.name, n), sumW/time.Duration(n), sumC/time.Duration(n))
 	}
 }
