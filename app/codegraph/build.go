@@ -156,6 +156,7 @@ type fileBuild struct {
 	// Go only (build_go.go, flow_go.go).
 	goBuild      int8                 // 0 unknown, 1 built on this platform, -1 excluded by build constraints
 	goHintAt     map[hintKey][]hintAt // where each recorded type of a variable is assigned
+	goDisp       []Edge               // dispatches edges from this file's calls (iface_go.go)
 	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 }
 
@@ -208,9 +209,11 @@ type builder struct {
 	requires []Edge
 	goEdges  []Edge // Go implements and dispatches edges (iface_go.go)
 
-	last       *Graph  // the previous snapshot
-	lastPkgs   []*Node // its package nodes
-	fastBuilds int     // snapshots made by assembleFast (for tests)
+	last       *Graph       // the previous snapshot
+	ordered    []*fileBuild // every file, sorted by path (the last build's)
+	goImpl     *goImpls     // Go interface matching of the last build (nil: none)
+	lastPkgs   []*Node      // its package nodes
+	fastBuilds int          // snapshots made by assembleFast (for tests)
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 }
@@ -265,15 +268,6 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 			structural = true
 		}
 	}
-	paths := make([]string, 0, len(b.fbs))
-	for p := range b.fbs {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	ordered := make([]*fileBuild, len(paths))
-	for i, p := range paths {
-		ordered[i] = b.fbs[p]
-	}
 	// Files came or went: every file may resolve differently.
 	sameFiles := old != nil && len(old) == len(files)
 	for p := range files {
@@ -282,6 +276,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 			break
 		}
 	}
+	ordered := b.orderedFiles(sameFiles, changed) // update_build.go
 	if structural || b.nodeByID == nil {
 		b.tables(ordered)
 	} else {
@@ -315,32 +310,42 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		fb.inh = newResult()
 		b.resolveRefs(fb, fb.inh, true)
 	})
-	b.bases = map[string][]string{}
-	b.extBase = map[string]bool{}
-	for _, fb := range ordered {
-		if fb.inh == nil {
-			continue
-		}
-		for _, cb := range fb.inh.bases {
-			if !containsStr(b.bases[cb[0]], cb[1]) {
-				b.bases[cb[0]] = append(b.bases[cb[0]], cb[1])
+	// An edit that changed no interface keeps the project-wide tables
+	// derived from every file when the changed files add the same to them
+	// (update_build.go); otherwise they are derived again.
+	patch := !structural && sameFiles && b.bases != nil
+	if !patch || !sameInheritance(changed, old) {
+		b.bases = map[string][]string{}
+		b.extBase = map[string]bool{}
+		for _, fb := range ordered {
+			if fb.inh == nil {
+				continue
+			}
+			for _, cb := range fb.inh.bases {
+				if !containsStr(b.bases[cb[0]], cb[1]) {
+					b.bases[cb[0]] = append(b.bases[cb[0]], cb[1])
+				}
+			}
+			for _, c := range fb.inh.extBases {
+				b.extBase[c] = true
 			}
 		}
-		for _, c := range fb.inh.extBases {
-			b.extBase[c] = true
-		}
+		b.subs = invertBases(b.bases)
+		patch = false
 	}
-	b.subs = invertBases(b.bases)
-	b.pyNames = pyMemberNames(ordered)
+	if !patch || !samePyMethods(changed, old) {
+		b.pyNames = pyMemberNames(ordered)
+	}
 	parallelFiles(affected, func(fb *fileBuild) {
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()
 	})
-	b.goEdges = b.goInterfaces(ordered) // iface_go.go
+	prevGo := b.goEdges
+	b.goEdges = b.goEdgesFor(ordered, changed, patch && sameGoTypes(changed, old)) // update_build.go
 	var g *Graph
 	if !structural && sameFiles {
-		g = b.assembleFast(b.last, ordered, changed, old, env)
+		g = b.assemblePatch(b.last, ordered, changed, old, prevGo, env) // update_assemble.go
 	}
 	if g == nil {
 		g = b.assemble(ordered, env)

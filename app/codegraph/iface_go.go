@@ -113,6 +113,28 @@ func (b *builder) goMethodSet(cls string) map[string]string {
 // concrete types implementing it, then dispatches edges for every call to
 // an interface method in the files' results.
 func (b *builder) goInterfaces(ordered []*fileBuild) []Edge {
+	gi := b.goImplements(ordered)
+	if gi == nil {
+		return nil
+	}
+	edges := gi.edges
+	for _, fb := range ordered {
+		edges = append(edges, gi.dispatch(b, fb)...)
+	}
+	return edges
+}
+
+// goImpls is what Go interface matching found: implements edges, each
+// interface's implementing types, and each concrete type's method set.
+type goImpls struct {
+	edges []Edge
+	impls map[string][]string          // interface → implementing types
+	sets  map[string]map[string]string // concrete type → method name → method ID
+}
+
+// goImplements matches every Go interface of the project against the
+// concrete types; nil when the project has no Go interface.
+func (b *builder) goImplements(ordered []*fileBuild) *goImpls {
 	var ifaces, types []string
 	for _, fb := range ordered {
 		if fb.lang == nil || fb.lang.family != "go" {
@@ -205,38 +227,47 @@ func (b *builder) goInterfaces(ordered []*fileBuild) []Edge {
 			}
 		}
 	}
-	// Dispatch: calls resolved to an interface method reach each
-	// implementation of the interface that declares the method.
+	return &goImpls{edges: edges, impls: impls, sets: sets}
+}
+
+// dispatch returns the dispatches edges of one file: calls resolved to an
+// interface method reach each implementation of the interface that
+// declares the method. A call's source is a node of the file, so the
+// duplicate filter is per file.
+func (gi *goImpls) dispatch(b *builder, fb *fileBuild) []Edge {
+	if fb.res == nil || fb.lang == nil || fb.lang.family != "go" {
+		return nil
+	}
+	impls, sets := gi.impls, gi.sets
+	var edges []Edge
 	type dk struct{ from, to string }
-	seen := map[dk]bool{}
-	for _, fb := range ordered {
-		if fb.res == nil || fb.lang == nil || fb.lang.family != "go" {
+	var seen map[dk]bool
+	for _, e := range fb.res.edges {
+		if e.Kind != EdgeCalls {
 			continue
 		}
-		for _, e := range fb.res.edges {
-			if e.Kind != EdgeCalls {
+		m := b.nodeByID[e.To]
+		if m == nil || m.Kind != KindMethod {
+			continue
+		}
+		in := m.Parent
+		if !isGoInterface(b.nodeByID[in]) {
+			continue
+		}
+		ts := impls[in]
+		if len(ts) > maxDispatchTargets {
+			continue
+		}
+		for _, t := range ts {
+			impl, ok := sets[t][m.Name]
+			if !ok || seen[dk{e.From, impl}] {
 				continue
 			}
-			m := b.nodeByID[e.To]
-			if m == nil || m.Kind != KindMethod {
-				continue
+			if seen == nil {
+				seen = map[dk]bool{}
 			}
-			in := m.Parent
-			if !isGoInterface(b.nodeByID[in]) {
-				continue
-			}
-			ts := impls[in]
-			if len(ts) > maxDispatchTargets {
-				continue
-			}
-			for _, t := range ts {
-				impl, ok := sets[t][m.Name]
-				if !ok || seen[dk{e.From, impl}] {
-					continue
-				}
-				seen[dk{e.From, impl}] = true
-				edges = append(edges, Edge{From: e.From, To: impl, Kind: EdgeDispatches, Line: e.Line})
-			}
+			seen[dk{e.From, impl}] = true
+			edges = append(edges, Edge{From: e.From, To: impl, Kind: EdgeDispatches, Line: e.Line})
 		}
 	}
 	return edges

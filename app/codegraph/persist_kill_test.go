@@ -51,6 +51,11 @@ func TestPersistKillChild(t *testing.T) {
 	}
 	if mode == "update" {
 		n, _ := strconv.Atoi(os.Getenv(killEditEnv))
+		if n%2 == 0 {
+			// As the app's watcher does: prepare for updates in the
+			// background while the update arrives (it waits for that work).
+			go p.PrepareUpdates(context.Background())
+		}
 		path := applyKillEdit(t, root, n)
 		if _, err := p.UpdateFiles(context.Background(), []string{path}); err != nil {
 			t.Fatal(err)
@@ -188,7 +193,7 @@ func nodeSet(g *Graph) []string {
 }
 
 var indexStages = []string{"cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed"}
-var updateStages = []string{"update-cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed"}
+var updateStages = []string{"prepare-start", "prepare-built", "update-cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed"}
 
 func TestPersistKillDuringIndex(t *testing.T) {
 	if testing.Short() {

@@ -1,7 +1,6 @@
 package codegraph
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -162,63 +161,6 @@ func (p *Project) installSnapshotLocked(snap *snapshot, wr *walkResult, start ti
 	p.graph.Store(g)
 	p.report = Report{Root: p.root, Stats: g.stats, Cached: g.stats.Files, Duration: time.Since(start), FromSnapshot: true}
 	p.fillProblemsLocked()
-}
-
-// materializeLocked loads what incremental updates need after the graph
-// came from a snapshot: every file's parse record (from the cache; a file
-// missing there is parsed) and the builder's tables. It replaces the graph
-// with the rebuilt one, which has the same content.
-func (p *Project) materializeLocked(ctx context.Context) error {
-	if !p.loaded {
-		return nil
-	}
-	cached, cacheErr := p.loadCache()
-	if cacheErr != nil {
-		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
-	}
-	rels := make([]string, 0, len(p.stamps))
-	for rel := range p.stamps {
-		rels = append(rels, rel)
-	}
-	sort.Strings(rels)
-	jobs := make([]job, len(rels))
-	for i, rel := range rels {
-		s := p.stamps[rel]
-		var l *language
-		if s.lang != "" {
-			l = p.byName[s.lang]
-		}
-		jobs[i] = job{wf: walkFile{rel: rel, size: s.size, modTime: s.modTime, lang: l, eco: s.eco}, cached: cached[rel]}
-	}
-	results, err := p.process(ctx, jobs)
-	if err != nil {
-		return fmt.Errorf("load graph state: %w", err)
-	}
-	p.files = make(map[string]*fileData, len(results))
-	puts := map[string]*fileData{}
-	for i, r := range results {
-		rel := jobs[i].wf.rel
-		delete(p.problems, rel)
-		if r.problem != nil {
-			p.problems[rel] = *r.problem
-		}
-		if r.fd == nil {
-			continue
-		}
-		p.files[rel] = r.fd
-		if cached[rel] != r.fd {
-			puts[rel] = r.fd
-		}
-	}
-	if cacheErr == nil && len(puts) > 0 {
-		if err := p.saveCache(puts, nil, cached == nil); err != nil {
-			p.log.Warn("codegraph cache", "root", p.root, "err", err)
-		}
-	}
-	p.loaded = false
-	g := p.buildLocked()
-	p.graph.Store(g)
-	return nil
 }
 
 // setStampsFromWalkLocked records the state a full index was built from.

@@ -80,6 +80,7 @@ type Project struct {
 
 	// Persisted graph (persist_project.go), guarded by mu.
 	loaded      bool                 // graph came from the snapshot: files and b not loaded yet
+	prep        *prepared            // loading files and b for updates, under way or done (update_prepare.go)
 	stamps      map[string]fileStamp // every walked file's state the graph stands for
 	walkProb    []Problem            // the walk's problems the graph stands for
 	envStamp    fileStamp            // the .env read by the last build

@@ -31,6 +31,13 @@ func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 	if err := p.watchTree(w, ""); err != nil {
 		return err
 	}
+	// After a load from the persisted graph, build what updates need now,
+	// in the background, rather than on the first edit's path.
+	go func() {
+		if err := p.PrepareUpdates(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("codegraph prepare updates", "root", p.root, "err", err)
+		}
+	}()
 	pending := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

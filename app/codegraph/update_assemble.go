@@ -1,0 +1,201 @@
+package codegraph
+
+import "maps"
+
+// assemblePatch builds the next snapshot from the previous one when only
+// the contents of some files changed and none of what other files see: the
+// same files, and in each changed file the same node IDs with the same
+// parents and kinds (any language; a Go method may belong to a type of
+// another file). Node positions are unchanged, so the previous node list
+// is copied with the changed files' nodes put in place and its ID index is
+// shared; the lookup maps are cloned (a copy of their hash tables, no
+// re-hashing) with only the changed entries replaced; the edge list is the
+// previous one copied in runs of unchanged files, the changed files'
+// segments rebuilt; statistics are updated by the difference. It returns
+// nil when the change does not qualify (the caller assembles from
+// scratch). The result is the graph assemble would build (tests compare
+// them field by field).
+func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, prevGo []Edge, env map[string]string) *Graph {
+	pkgs := b.packageNodes()
+	if prev == nil || len(pkgs) != len(b.lastPkgs) {
+		return nil
+	}
+	for i, n := range pkgs {
+		if b.lastPkgs[i] != n {
+			return nil
+		}
+	}
+	olds := make([]*fileBuild, len(changed))
+	isChanged := make(map[*fileBuild]bool, len(changed))
+	for i, fb := range changed {
+		o := old[fb.fd.Path]
+		if o == nil || fb.lang == nil || len(o.nodes) != len(fb.nodes) {
+			return nil
+		}
+		for j, n := range fb.nodes {
+			on := o.nodes[j]
+			if on.ID != n.ID || on.Parent != n.Parent || on.Kind != n.Kind {
+				return nil
+			}
+		}
+		if at, ok := prev.byID[fb.fileID]; !ok || prev.nodes[at] != o.nodes[0] {
+			return nil // the previous graph is not the one the old file was assembled into
+		}
+		olds[i] = o
+		isChanged[fb] = true
+	}
+
+	g := &Graph{
+		root:     b.root,
+		nodes:    append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
+		byID:     prev.byID, // the same nodes at the same positions: shared, never written
+		byFile:   maps.Clone(prev.byFile),
+		fileNode: maps.Clone(prev.fileNode),
+		children: maps.Clone(prev.children),
+		envNames: maps.Clone(prev.envNames),
+		envVals:  env,
+		imports:  maps.Clone(prev.imports),
+		globals:  maps.Clone(prev.globals),
+	}
+	for i, fb := range changed {
+		o := olds[i]
+		p := fb.fd.Path
+		copy(g.nodes[prev.byID[fb.fileID]:], fb.nodes)
+		g.fileNode[p] = fb.nodes[0]
+		if len(fb.nodes) > 1 {
+			g.byFile[p] = fb.nodes[1:]
+		} else {
+			delete(g.byFile, p)
+		}
+		g.imports[p] = fb.spans
+		if len(fb.fd.Globals) > 0 {
+			g.globals[p] = fb.fd.Globals
+		} else {
+			delete(g.globals, p)
+		}
+		for id := range o.envNames {
+			delete(g.envNames, id)
+		}
+		for id, names := range fb.envNames {
+			g.envNames[id] = names
+		}
+		// Children: the same members under the same parents; each parent's
+		// list gets the new node objects in place (order is by source
+		// position, which the same IDs in the same order keep).
+		byIDNew := make(map[string]*Node, len(fb.nodes))
+		for _, n := range fb.nodes {
+			byIDNew[n.ID] = n
+		}
+		done := map[string]bool{}
+		for _, n := range fb.nodes {
+			if n.Parent == "" || done[n.Parent] {
+				continue
+			}
+			done[n.Parent] = true
+			kids := append([]*Node(nil), prev.children[n.Parent]...)
+			for k, c := range kids {
+				if nn := byIDNew[c.ID]; nn != nil {
+					kids[k] = nn
+				}
+			}
+			g.children[n.Parent] = kids
+		}
+	}
+
+	// Edges, in the order assemble lists them: per file its contains
+	// edges, base-class edges and references; then requires and Go edges.
+	// An unchanged file's segment is the same in the previous list, so
+	// runs of unchanged files are copied at once.
+	nEdges := len(prev.edges) - len(prevGo) + len(b.goEdges)
+	for i, fb := range changed {
+		nEdges += fileEdgeCount(fb) - fileEdgeCount(olds[i])
+	}
+	g.edges = make([]Edge, 0, nEdges)
+	var shared []sharedEdges
+	from := 0 // position in prev.edges
+	runStart := 0
+	for _, fb := range ordered {
+		if !isChanged[fb] {
+			n := len(fb.nodes) - 1
+			at := len(g.edges) + (from - runStart) + n
+			for _, r := range []*fileResult{fb.inh, fb.res} {
+				if r != nil {
+					shared = append(shared, sharedEdges{r, at})
+					at += len(r.edges)
+				}
+			}
+			from += fileEdgeCount(fb)
+			continue
+		}
+		g.edges = append(g.edges, prev.edges[runStart:from]...)
+		from += fileEdgeCount(old[fb.fd.Path])
+		runStart = from
+		for _, n := range fb.nodes {
+			if n.Parent != "" {
+				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
+			}
+		}
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r != nil {
+				shared = append(shared, sharedEdges{r, len(g.edges)})
+				g.edges = append(g.edges, r.edges...)
+			}
+		}
+	}
+	// The rest of the files and the requires edges (the same as before).
+	end := from + len(b.requires)
+	if end+len(prevGo) != len(prev.edges) {
+		return nil // the previous list is not laid out as assemble lays it out
+	}
+	g.edges = append(g.edges, prev.edges[runStart:end]...)
+	g.edges = append(g.edges, b.goEdges...)
+	shareEdges(g.edges, shared)
+
+	// Statistics: the previous figures minus the old versions of the changed
+	// files plus the new ones, and the Go edges' difference.
+	ps := prev.stats
+	st := Stats{Files: ps.Files, FilesByLanguage: maps.Clone(ps.FilesByLanguage), Lines: ps.Lines, Bytes: ps.Bytes,
+		NodesByKind: maps.Clone(ps.NodesByKind), EdgesByKind: maps.Clone(ps.EdgesByKind),
+		Resolved: ps.Resolved, External: ps.External, Unresolved: ps.Unresolved,
+		UnresolvedByKind: maps.Clone(ps.UnresolvedByKind)}
+	for i, fb := range changed {
+		st.addFile(olds[i], -1)
+		st.addFile(fb, 1)
+	}
+	for _, e := range prevGo {
+		addCount(st.EdgesByKind, e.Kind, -1)
+	}
+	for _, e := range b.goEdges {
+		addCount(st.EdgesByKind, e.Kind, 1)
+	}
+	for _, fb := range ordered {
+		if len(st.UnresolvedSample) >= maxUnresolvedSample {
+			break
+		}
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r == nil {
+				continue
+			}
+			if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
+				st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+			}
+		}
+	}
+	st.Nodes = len(g.nodes)
+	st.Edges = len(g.edges)
+	g.stats = st
+	return g
+}
+
+// fileEdgeCount is the number of edges a file puts in the graph's list in
+// assemble: a contains edge per definition, its base-class and reference
+// edges.
+func fileEdgeCount(fb *fileBuild) int {
+	n := len(fb.nodes) - 1
+	for _, r := range []*fileResult{fb.inh, fb.res} {
+		if r != nil {
+			n += len(r.edges)
+		}
+	}
+	return n
+}

@@ -1,0 +1,172 @@
+package codegraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+)
+
+// prepared is the state incremental updates need after a graph came from
+// the persisted snapshot: every file's parse record, the problems they
+// carry, and a builder with its tables and the graph it built.
+type prepared struct {
+	done     chan struct{} // closed when the fields below are set
+	files    map[string]*fileData
+	problems map[string]*Problem // per path: its problem, or nil for none
+	envProb  *Problem
+	envStamp fileStamp
+	b        *builder
+	g        *Graph
+	err      error
+}
+
+// PrepareUpdates builds, in the calling goroutine, what the first update
+// after a load from the persisted graph would otherwise build on its path
+// (the per-file records and the incremental builder: seconds on a large
+// project), without holding the project's lock, so queries, Graph, Report
+// and readers are never blocked by it. An update arriving meanwhile waits
+// for it instead of doing the same work. It does nothing when the project
+// was indexed (not loaded) or the work is already done or under way. The
+// app calls it in the background once a project is open (Watch does).
+func (p *Project) PrepareUpdates(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.loaded || p.prep != nil || p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	pr := &prepared{done: make(chan struct{})}
+	p.prep = pr
+	stamps := make([]fileStamp, 0, len(p.stamps))
+	for _, s := range p.stamps {
+		stamps = append(stamps, s)
+	}
+	info := p.info
+	p.mu.Unlock()
+	p.prepare(ctx, pr, stamps, info)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prep == pr && p.loaded && pr.err == nil {
+		p.installPreparedLocked(pr)
+	}
+	if pr.err != nil && p.prep == pr {
+		p.prep = nil // the next update tries again
+	}
+	return pr.err
+}
+
+// prepare fills pr (and closes pr.done) from the project's cache and files;
+// it reads no field of p that an update changes.
+func (p *Project) prepare(ctx context.Context, pr *prepared, stamps []fileStamp, info *projectInfo) {
+	defer close(pr.done)
+	p.hook("prepare-start")
+	cached, cacheErr := p.loadCache()
+	if cacheErr != nil {
+		p.log.Warn("codegraph cache", "root", p.root, "err", cacheErr)
+	}
+	sort.Slice(stamps, func(i, j int) bool { return stamps[i].rel < stamps[j].rel })
+	jobs := make([]job, len(stamps))
+	for i, s := range stamps {
+		var l *language
+		if s.lang != "" {
+			l = p.byName[s.lang]
+		}
+		jobs[i] = job{wf: walkFile{rel: s.rel, size: s.size, modTime: s.modTime, lang: l, eco: s.eco}, cached: cached[s.rel]}
+	}
+	results, err := p.process(ctx, jobs)
+	if err != nil {
+		pr.err = fmt.Errorf("load graph state: %w", err)
+		return
+	}
+	pr.files = make(map[string]*fileData, len(results))
+	pr.problems = make(map[string]*Problem, len(results))
+	puts := map[string]*fileData{}
+	for i, r := range results {
+		rel := jobs[i].wf.rel
+		pr.problems[rel] = r.problem
+		if r.fd == nil {
+			continue
+		}
+		pr.files[rel] = r.fd
+		if cached[rel] != r.fd {
+			puts[rel] = r.fd
+		}
+	}
+	if cacheErr == nil && len(puts) > 0 {
+		if err := p.saveCache(puts, nil, cached == nil); err != nil {
+			p.log.Warn("codegraph cache", "root", p.root, "err", err)
+		}
+	}
+	// The .env, as buildLocked reads it.
+	env := map[string]string{}
+	pr.envStamp = envStampOf(p.root)
+	b, err := readProjectFile(filepath.Join(p.root, ".env"), maxDotEnv)
+	switch {
+	case err == nil:
+		env = parseDotEnv(b)
+	case !errors.Is(err, fs.ErrNotExist):
+		pr.envProb = &Problem{Path: ".env", Reason: readReason(err) + " (its values are not used)", Skipped: true}
+	}
+	pr.b = newBuilder(p.root, p.byName)
+	pr.g = pr.b.build(pr.files, info, env)
+	markRawPaths(pr.g, pr.files)
+	p.hook("prepare-built")
+}
+
+// installPreparedLocked makes a prepared state the project's: the graph is
+// replaced by the rebuilt one, which has the same content.
+func (p *Project) installPreparedLocked(pr *prepared) {
+	for rel, prob := range pr.problems {
+		delete(p.problems, rel)
+		if prob != nil {
+			p.problems[rel] = *prob
+		}
+	}
+	delete(p.problems, ".env")
+	if pr.envProb != nil {
+		p.problems[".env"] = *pr.envProb
+	}
+	p.envStamp = pr.envStamp
+	p.files, p.b = pr.files, pr.b
+	p.loaded = false
+	p.prep = nil
+	p.graph.Store(pr.g)
+	p.fillProblemsLocked()
+}
+
+// materializeLocked loads what incremental updates need after the graph
+// came from a snapshot (see PrepareUpdates), or waits for a preparation
+// under way and installs it. p.mu is held.
+func (p *Project) materializeLocked(ctx context.Context) error {
+	if !p.loaded {
+		return nil
+	}
+	pr := p.prep
+	if pr != nil {
+		select {
+		case <-pr.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if pr.err == nil {
+			p.installPreparedLocked(pr)
+			return nil
+		}
+		// It failed (cancelled with the watcher's context, say): do it here.
+	}
+	pr = &prepared{done: make(chan struct{})}
+	p.prep = pr
+	stamps := make([]fileStamp, 0, len(p.stamps))
+	for _, s := range p.stamps {
+		stamps = append(stamps, s)
+	}
+	p.prepare(ctx, pr, stamps, p.info)
+	if pr.err != nil {
+		p.prep = nil
+		return pr.err
+	}
+	p.installPreparedLocked(pr)
+	return nil
+}

@@ -1,0 +1,158 @@
+package codegraph
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestUpdateScale measures incremental updates after a warm load on a big
+// corpus (a COPY: it writes .codeloom/ into it and edits one file, restored
+// at the end). Skipped unless CODELOOM_SCALE_CORPUS names the folder;
+// figures go to the test log (BENCHMARKS.md, update section). With
+// CODELOOM_UPDATE_PROF set, the CPU profile of the one-file edits (not of
+// the load or the first update) is written to that file;
+// CODELOOM_UPDATE_EDITS sets the number of edits of each kind (9). With
+// CODELOOM_UPDATE_PREPARE set, PrepareUpdates runs (timed) before the first
+// update, as the app's watcher runs it in the background.
+//
+// It times: the load, the first update after it, then one-file edits of two
+// kinds — a comment appended, and a body edit that changes no name — each
+// the median of several, CPU (whole process) and wall.
+func TestUpdateScale(t *testing.T) {
+	root := os.Getenv("CODELOOM_SCALE_CORPUS")
+	if root == "" {
+		t.Skip("set CODELOOM_SCALE_CORPUS to a copy of a big corpus")
+	}
+	ctx := context.Background()
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	logf := func(what string, wall, c time.Duration) {
+		t.Logf("%-48s wall %8.1f ms  CPU %8.1f ms", what, float64(wall)/1e6, float64(c)/1e6)
+	}
+	w, c := time.Now(), cpu()
+	p, err := Open(ctx, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf("open (from snapshot: "+boolStr(p.Report().FromSnapshot)+")", time.Since(w), cpu()-c)
+	if !p.Report().FromSnapshot {
+		// Persisted now: open again so the updates run after a warm load.
+		p.Close()
+		w, c = time.Now(), cpu()
+		if p, err = Open(ctx, root, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		logf("open (from snapshot: "+boolStr(p.Report().FromSnapshot)+")", time.Since(w), cpu()-c)
+	}
+	defer p.Close()
+	target := ""
+	for _, cand := range []string{"argparse.py", "fmt/print.go"} {
+		if _, err := os.Stat(filepath.Join(root, cand)); err == nil {
+			target = cand
+			break
+		}
+	}
+	if target == "" {
+		t.Skip("no argparse.py or fmt/print.go in the corpus")
+	}
+	full := filepath.Join(root, filepath.FromSlash(target))
+	orig, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		os.WriteFile(full, orig, 0o644)
+		p.UpdateFiles(ctx, []string{full})
+	}()
+	comment, body := "#", [2]string{"_('usage: ')", "_('Usage: ')"}
+	if strings.HasSuffix(target, ".go") {
+		comment, body = "//", [2]string{`"%!(EXTRA "`, `"%!(EXTRA: "`}
+	}
+	if !strings.Contains(string(orig), body[0]) {
+		t.Fatalf("%s has no %q to edit", target, body[0])
+	}
+	commentEdit := func(i int) []byte {
+		return append(append([]byte(nil), orig...), []byte("\n"+comment+" edit "+strings.Repeat("x", i%7)+"\n")...)
+	}
+	bodyEdit := func(i int) []byte {
+		if i%2 == 0 {
+			return []byte(strings.Replace(string(orig), body[0], body[1], 1))
+		}
+		return orig
+	}
+	update := func(src []byte) (time.Duration, time.Duration) {
+		if err := os.WriteFile(full, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, c := time.Now(), cpu()
+		if _, err := p.UpdateFiles(ctx, []string{full}); err != nil {
+			t.Fatal(err)
+		}
+		wl, cl := time.Since(w), cpu()-c
+		// The persisted graph is rewritten 1 s after an update, in the
+		// background (measured by TestPersistScale): stop that here, so
+		// that on a loaded machine, where an update can take over 1 s of
+		// wall time, the next update's CPU does not include a rewrite.
+		p.mu.Lock()
+		if p.snapTimer != nil {
+			p.snapTimer.Stop()
+		}
+		p.mu.Unlock()
+		return wl, cl
+	}
+	if os.Getenv("CODELOOM_UPDATE_PREPARE") != "" {
+		// As Watch does in the background after a load.
+		w, c := time.Now(), cpu()
+		if err := p.PrepareUpdates(ctx); err != nil {
+			t.Fatal(err)
+		}
+		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
+	}
+	wl, cl := update(commentEdit(0))
+	logf("first update after the load", wl, cl)
+	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	n := 9
+	if v, err := strconv.Atoi(os.Getenv("CODELOOM_UPDATE_EDITS")); err == nil && v > 0 {
+		n = v
+	}
+	for _, k := range []struct {
+		name string
+		edit func(int) []byte
+	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}, {"comment appended, again", commentEdit}} {
+		var walls, cpus []time.Duration
+		for i := 1; i <= n; i++ {
+			wl, cl := update(k.edit(i))
+			walls, cpus = append(walls, wl), append(cpus, cl)
+		}
+		var sumW, sumC time.Duration
+		for i := range walls {
+			sumW, sumC = sumW+walls[i], sumC+cpus[i]
+		}
+		sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+		sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
+		logf(fmt.Sprintf("%s: %s (median of %d)", target, k.name, n), walls[n/2], cpus[n/2])
+		logf(fmt.Sprintf("%s: %s (mean of %d)", target, k.name, n), sumW/time.Duration(n), sumC/time.Duration(n))
+	}
+}
