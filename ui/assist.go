@@ -272,6 +272,7 @@ func (p *bottomPanes) runTask() {
 		dialog.ShowInformation("No model loaded", "The pipeline needs a model to plan and write patches: load a GGUF model first.", w.win)
 		return
 	}
+	w.prepareUpdates() // the task's patches will update the graph
 	cgp, ok := w.project.(interface{ Codegraph() *codegraph.Project })
 	if !ok {
 		w.showError("Task unavailable", fmt.Errorf("this project has no code graph engine"), "")

@@ -93,5 +93,8 @@ func (c cgProject) Watch(ctx context.Context, onChange func(Graph)) error {
 	return c.p.Watch(ctx, func(g *codegraph.Graph) { onChange(cgGraph{g}) })
 }
 
+// PrepareUpdates implements updatePreparer.
+func (c cgProject) PrepareUpdates(ctx context.Context) error { return c.p.PrepareUpdates(ctx) }
+
 // Codegraph returns the underlying code graph project (for the pipeline).
 func (c cgProject) Codegraph() *codegraph.Project { return c.p }

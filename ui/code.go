@@ -26,6 +26,9 @@ type CodePane struct {
 	OnSave func(text string)
 	// Focus gives the keyboard focus to the editor (set by the window).
 	Focus func(fyne.Focusable)
+	// OnEditing is called when the pane enters edit mode (an edit is
+	// likely coming: the window gets the project ready for updates).
+	OnEditing func()
 
 	header  *widget.Label
 	editBtn *widget.Button
@@ -292,6 +295,9 @@ func (c *CodePane) setMode(on bool) {
 		c.editBtn.SetText("View")
 		if c.Focus != nil {
 			c.Focus(c.area)
+		}
+		if c.OnEditing != nil {
+			c.OnEditing()
 		}
 	} else {
 		c.editBtn.SetText("Edit")

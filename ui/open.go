@@ -251,7 +251,7 @@ func (w *Workbench) cancelIndexing() {
 func (w *Workbench) closeProject() {
 	if w.stopWatch != nil {
 		w.stopWatch()
-		w.stopWatch = nil
+		w.stopWatch, w.watchCtx = nil, nil
 	}
 	if w.project != nil {
 		if err := w.project.Close(); err != nil {

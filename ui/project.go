@@ -30,6 +30,13 @@ type Project interface {
 	Close() error
 }
 
+// updatePreparer is implemented by projects that can get ready for
+// incremental updates ahead of the first one (in the background: it may
+// take seconds and as much memory as indexing on a large project).
+type updatePreparer interface {
+	PrepareUpdates(ctx context.Context) error
+}
+
 // watcher is implemented by projects that can follow changes on disk.
 type watcher interface {
 	Watch(ctx context.Context, onChange func(Graph)) error

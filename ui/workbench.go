@@ -138,6 +138,7 @@ type Workbench struct {
 	idxMu       sync.Mutex // guards cancelIndex (set from the UI goroutine, read in Close)
 	cancelIndex context.CancelFunc
 	stopWatch   context.CancelFunc
+	watchCtx    context.Context // ends with the project's watch (nil: none)
 	indexing    bool
 	lastErr     string
 	opened      int             // projects opened so far (tests wait on it)
@@ -235,6 +236,7 @@ func (w *Workbench) build() {
 
 	w.code = NewCodePane()
 	w.code.OnSave = w.save
+	w.code.OnEditing = w.prepareUpdates
 	w.code.Focus = func(f fyne.Focusable) { w.win.Canvas().Focus(f) }
 	w.code.do = w.do // highlighting comes back through the window's UI queue
 
@@ -444,7 +446,7 @@ func (w *Workbench) watch(p Project) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.stopWatch = cancel
+	w.stopWatch, w.watchCtx = cancel, ctx
 	go func() {
 		err := wp.Watch(ctx, func(g Graph) {
 			w.do(func() {
@@ -456,6 +458,26 @@ func (w *Workbench) watch(p Project) {
 		if err != nil {
 			slog.Warn("file watching unavailable", "root", p.Root(), "err", err)
 			w.do(func() { w.setStatus("Not following file changes: " + err.Error()) })
+		}
+	}()
+}
+
+// prepareUpdates gets the open project ready for incremental updates in
+// the background (an edit or a task is coming), so the first save does not
+// wait for it. It is done at most once per project (later calls return at
+// once) and ends with the project's watch.
+func (w *Workbench) prepareUpdates() {
+	p, ok := w.project.(updatePreparer)
+	if !ok {
+		return
+	}
+	ctx, root := w.watchCtx, w.project.Root()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go func() {
+		if err := p.PrepareUpdates(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("prepare updates", "root", root, "err", err)
 		}
 	}()
 }

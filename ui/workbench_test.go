@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -679,4 +680,40 @@ func TestDefaultLayoutFitsHundredColumnsBesideTheGraph(t *testing.T) {
 	if !w2.side.Visible() {
 		t.Error("a new window hides the tree the user showed")
 	}
+}
+
+// preparingProject is the real code graph project, counting the calls to
+// PrepareUpdates the window makes.
+type preparingProject struct {
+	cgProject
+	prepared *atomic.Int32
+}
+
+func (p preparingProject) PrepareUpdates(ctx context.Context) error {
+	p.prepared.Add(1)
+	return p.cgProject.PrepareUpdates(ctx)
+}
+
+// TestEditingPreparesUpdates: browsing does not get the project ready for
+// incremental updates (on a large project that costs as much memory as
+// indexing); entering edit mode does, in the background.
+func TestEditingPreparesUpdates(t *testing.T) {
+	var prepared atomic.Int32
+	opener := func(ctx context.Context, root string, store *memory.Store, progress func(int, int)) (Project, error) {
+		p, err := CodegraphOpener(ctx, root, store, progress)
+		if err != nil {
+			return nil, err
+		}
+		return preparingProject{p.(cgProject), &prepared}, nil
+	}
+	w, project := newTestWorkbench(t, Options{Opener: opener})
+	openSample(t, w, project)
+	tapNode(t, w, viewNodeByLabel(t, w, "pricing.py").ID)
+	waitFor(t, "a file in the code pane", func() bool { return w.code.Path() != "" })
+	if n := prepared.Load(); n != 0 {
+		t.Fatalf("browsing prepared the project for updates %d times", n)
+	}
+	test.Tap(w.code.editBtn)
+	waitFor(t, "edit mode", func() bool { return w.code.Editing() })
+	waitFor(t, "the project prepared for updates", func() bool { return prepared.Load() == 1 })
 }

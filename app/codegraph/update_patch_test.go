@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // goPatchFixture has an interface, a type whose method lives in another
@@ -202,4 +203,48 @@ func countStr(ss []string, s string) int {
 		}
 	}
 	return n
+}
+
+// TestWatchPreparesAtFirstChange: a project loaded from the persisted graph
+// and only watched (browsed) is not prepared for updates — that costs as
+// much memory as a cold index on a large project — until a file changes.
+func TestWatchPreparesAtFirstChange(t *testing.T) {
+	root := writeTree(t, persistFixture())
+	openT(t, root, Options{}).Close()
+	var stages []string
+	var mu sync.Mutex
+	hook := func(s string) { mu.Lock(); stages = append(stages, s); mu.Unlock() }
+	p := openT(t, root, Options{testHook: hook})
+	if !p.Report().FromSnapshot {
+		t.Fatal("not loaded from the persisted graph")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed := make(chan *Graph, 4)
+	go p.Watch(ctx, func(g *Graph) { changed <- g })
+	time.Sleep(2 * watchDebounce)
+	mu.Lock()
+	if n := countStr(stages, "prepare-start"); n != 0 {
+		t.Errorf("watching alone prepared %d times (stages %v)", n, stages)
+	}
+	mu.Unlock()
+
+	applyKillEdit(t, root, 0)
+	select {
+	case g := <-changed:
+		graphsEqual(t, "watched update", g, openT(t, root, Options{NoCache: true}).Graph())
+	case <-time.After(60 * time.Second):
+		t.Fatal("no update within 60 s of a change")
+	}
+	p.mu.Lock()
+	ready := !p.loaded && p.b != nil && p.files != nil
+	p.mu.Unlock()
+	if !ready {
+		t.Error("after a change the project is still not prepared for updates")
+	}
+	mu.Lock()
+	if n := countStr(stages, "prepare-start"); n > 1 {
+		t.Errorf("prepared %d times after a change, want at most once (stages %v)", n, stages)
+	}
+	mu.Unlock()
 }

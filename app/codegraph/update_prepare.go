@@ -29,8 +29,9 @@ type prepared struct {
 // project), without holding the project's lock, so queries, Graph, Report
 // and readers are never blocked by it. An update arriving meanwhile waits
 // for it instead of doing the same work. It does nothing when the project
-// was indexed (not loaded) or the work is already done or under way. The
-// app calls it in the background once a project is open (Watch does).
+// was indexed (not loaded) or the work is already done or under way. Watch
+// calls it in the background at the first change it sees; the app also
+// calls it when the user starts editing or runs a task.
 func (p *Project) PrepareUpdates(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.loaded || p.prep != nil || p.closed {

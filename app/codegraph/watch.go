@@ -31,13 +31,24 @@ func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 	if err := p.watchTree(w, ""); err != nil {
 		return err
 	}
-	// After a load from the persisted graph, build what updates need now,
-	// in the background, rather than on the first edit's path.
-	go func() {
-		if err := p.PrepareUpdates(ctx); err != nil && ctx.Err() == nil {
-			p.log.Warn("codegraph prepare updates", "root", p.root, "err", err)
+	// After a load from the persisted graph, what updates need (the
+	// per-file records and the builder: on a large project as much memory
+	// as a cold index) is built at the first change seen, in the
+	// background, while the events settle — not at open, where a project
+	// that is only browsed would pay it for nothing. Callers that know an
+	// edit is coming (the editor, a task) call PrepareUpdates themselves.
+	prepStarted := false
+	prepare := func() {
+		if prepStarted {
+			return
 		}
-	}()
+		prepStarted = true
+		go func() {
+			if err := p.PrepareUpdates(ctx); err != nil && ctx.Err() == nil {
+				p.log.Warn("codegraph prepare updates", "root", p.root, "err", err)
+			}
+		}()
+	}
 	pending := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -81,6 +92,7 @@ func (p *Project) Watch(ctx context.Context, onChange func(*Graph)) error {
 				p.mu.Unlock()
 			}
 			pending[rel] = true
+			prepare()
 			timer.Reset(watchDebounce)
 		case err, ok := <-w.Errors:
 			if !ok {
