@@ -39,6 +39,11 @@ type flowEval struct {
 	cutMemo   map[flowCutKey][]flowVal
 	cutParams map[paramCutKey][]flowVal
 	top       map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
+	// containerCls and instElems: Python classes deriving from a built-in
+	// container, and the variables of fb holding and filled as their
+	// instances (flow_python_elems.go).
+	containerCls map[string]bool
+	instElems    map[string][]hintKey
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -86,7 +91,9 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	fe.memo[mk] = nil // a cycle evaluates to nothing more
 	cuts := fe.cuts
 	var out []flowVal
-	if s.call && !(fb.lang.family == "python" && pyContainerLit(s.expr)) {
+	if s.mode >= flowNth {
+		out = fe.pyNth(fb, s, depth+1) // a, b = f(): one item of a tuple
+	} else if s.call && !(fb.lang.family == "python" && pyContainerLit(s.expr)) {
 		out = fe.callResult(fe.expr(fb, s.scope, s.expr, depth+1), depth+1)
 	} else {
 		out = fe.expr(fb, s.scope, s.expr, depth+1)
@@ -412,15 +419,28 @@ func (fe *flowEval) returns(id string, depth int) []flowVal {
 
 // walkMRO visits class cls and its bases breadth first until fn says stop.
 func (b *builder) walkMRO(cls string, fn func(string) bool) {
-	seen := map[string]bool{cls: true}
-	queue := []string{cls}
+	// The queue is its own seen set while it is short (a map per walk was a
+	// visible share of the flow layer's cost); a map past 32 classes.
+	var buf [8]string
+	queue := append(buf[:0], cls)
+	var seen map[string]bool
 	for i := 0; i < len(queue); i++ {
 		if !fn(queue[i]) {
 			return
 		}
 		for _, base := range b.bases[queue[i]] {
-			if !seen[base] {
-				seen[base] = true
+			if seen == nil && len(queue) > 32 {
+				seen = make(map[string]bool, 2*len(queue))
+				for _, q := range queue {
+					seen[q] = true
+				}
+			}
+			if seen != nil {
+				if !seen[base] {
+					seen[base] = true
+					queue = append(queue, base)
+				}
+			} else if !containsStr(queue, base) {
 				queue = append(queue, base)
 			}
 		}

@@ -34,6 +34,13 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			res.addEdge(src, t, EdgeCalls, r.Line)
 		}
 		handled = len(targets) > 0
+		if !handled && r.Kind == refCall && fb.lang.family == "python" && containsStr(fb.lang.selfNames, r.Object) {
+			// self.m() where only subclasses define m (abstract by omission).
+			for _, d := range b.pySubclassMembers(fb, r.Def, r.Name) {
+				res.addEdge(src, d, EdgeDispatches, r.Line)
+				handled = true
+			}
+		}
 	}
 	for _, t := range targets {
 		n := b.nodeByID[t]
