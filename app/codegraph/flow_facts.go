@@ -33,6 +33,10 @@ type flowVal struct {
 	id   string
 	inst bool
 	elem bool
+	// may marks a value known only as one element among others of a
+	// container (Python: an instance of a list subclass): a call on it
+	// may run the method it names, so it makes a dispatches edge.
+	may bool
 }
 
 // flowFamilies are the language families the value-flow layer serves.

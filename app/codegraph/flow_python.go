@@ -159,8 +159,8 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		vals = fe.topExpr(fb, r.Def, obj)
 	}
 	for _, v := range vals {
-		if !v.inst {
-			continue // C.x on the class is the property object
+		if !v.inst || v.elem {
+			continue // C.x on the class is the property object; x[…] holds elem
 		}
 		m, ok := b.member(v.id, name, skipSelf)
 		if !ok || !b.pyProperty(m) {
@@ -172,7 +172,7 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 				continue
 			}
 		}
-		res.addEdge(src, target, EdgeCalls, r.Line)
+		addValEdge(res, src, target, v, r.Line)
 		if skipSelf || store {
 			continue
 		}
@@ -232,7 +232,7 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 	if strings.HasPrefix(e, "type(") && strings.HasSuffix(e, ")") {
 		arg := strings.TrimSpace(e[5 : len(e)-1])
 		for _, v := range fe.expr(fb, r.Def, arg, 0) {
-			if !v.inst {
+			if !v.inst || v.elem {
 				continue
 			}
 			if init, ok := b.member(v.id, "__init__", false); ok {

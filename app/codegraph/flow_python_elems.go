@@ -87,7 +87,7 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 					continue
 				}
 				for _, v := range fe.src(fb, s, depth+1) {
-					v.elem = false
+					v.elem, v.may = false, true
 					out = addVals(out, v)
 				}
 			}
@@ -113,4 +113,25 @@ func containsKey(ks []hintKey, k hintKey) bool {
 		}
 	}
 	return false
+}
+
+// asMay marks values as reached through a container element (see flowVal).
+func asMay(vs []flowVal) []flowVal {
+	out := make([]flowVal, 0, len(vs))
+	for _, v := range vs {
+		v.may = true
+		out = addVals(out, v)
+	}
+	return out
+}
+
+// addValEdge adds the edge of a call made through value v: a call on an
+// element of a container may run the method (dispatches), else it does
+// (and a recursive one stays a call: dispatches have no loops).
+func addValEdge(res *fileResult, src, target string, v flowVal, line int32) {
+	if v.may && src != target {
+		res.addEdge(src, target, EdgeDispatches, line)
+		return
+	}
+	res.addEdge(src, target, EdgeCalls, line)
 }

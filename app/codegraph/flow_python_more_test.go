@@ -77,7 +77,8 @@ class Other:
 
 // TestPythonContainerSubclass: the elements of instances of a list
 // subclass are what the file puts into them, read by `for x in self` and
-// `self[0]` inside the class (and its subclasses).
+// `self[0]` inside the class (and its subclasses); calls on them are
+// dispatches (any element may be the receiver).
 func TestPythonContainerSubclass(t *testing.T) {
 	g := openT(t, writeTree(t, map[string]string{"tokens.py": `
 class Terminal(str):
@@ -129,6 +130,11 @@ def refold(tl):
         p.head()
 
 
+def reads_word(s):
+    w, s = get_word(s)
+    return w.value
+
+
 def fold():
     tl = get_list("")
     refold(tl)
@@ -140,13 +146,23 @@ def get_list(s):
     tl.append(w)
     return tl
 `}), Options{NoCache: true}).Graph()
-	// A TokenList holds Words (get_list) and, as any Word, Terminals.
-	exactEdges(t, g, "tokens.TokenList.value", EdgeCalls, "tokens.Terminal.value", "tokens.TokenList.value")
-	exactEdges(t, g, "tokens.TokenList.first", EdgeCalls, "tokens.Terminal.value", "tokens.TokenList.value")
+	// A TokenList holds Words (get_list) and, as any Word, Terminals. A
+	// call on an element may run the method (which element is unknown):
+	// dispatches, not calls.
+	// The recursive one stays a call (a dispatches edge has no loop).
+	exactEdges(t, g, "tokens.TokenList.value", EdgeDispatches, "tokens.Terminal.value")
+	exactEdges(t, g, "tokens.TokenList.value", EdgeCalls, "tokens.TokenList.value")
+	exactEdges(t, g, "tokens.TokenList.first", EdgeDispatches, "tokens.Terminal.value", "tokens.TokenList.value")
+	exactEdges(t, g, "tokens.TokenList.first", EdgeCalls)
 	// A Word holds only Terminals.
-	exactEdges(t, g, "tokens.Word.head", EdgeCalls, "tokens.Terminal.value")
-	// list(tl) and sorted(tl) copy tl's elements (tl: get_list's TokenList).
+	exactEdges(t, g, "tokens.Word.head", EdgeDispatches, "tokens.Terminal.value")
+	// list(tl) and sorted(tl) copy tl's elements (tl: get_list's TokenList,
+	// whose own appends are known: calls).
 	exactEdges(t, g, "tokens.refold", EdgeCalls, "tokens.Word.head")
+	exactEdges(t, g, "tokens.refold", EdgeDispatches)
+	// w holds the Word and, as a container, its Terminal: the property read
+	// is the Word's only.
+	exactEdges(t, g, "tokens.reads_word", EdgeCalls, "tokens.get_word", "tokens.TokenList.value")
 	// Bag is no container class: its items list holds nothing known.
 	exactEdges(t, g, "tokens.Bag.first", EdgeCalls)
 }
