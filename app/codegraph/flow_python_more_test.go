@@ -1,7 +1,11 @@
 package codegraph
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestPythonTuplesAndAbstract checks the shapes of flow_python_tuples.go
@@ -188,5 +192,43 @@ func TestGroupEnd(t *testing.T) {
 		if got := groupEnd(c.e, c.i); got != c.want {
 			t.Errorf("groupEnd(%q, %d) = %d, want %d", c.e, c.i, got, c.want)
 		}
+	}
+}
+
+// TestPythonTupleChainIsNotExponential: tuple items passed on through a
+// chain deeper than the flow's depth bound, each level unpacking the next
+// from several places (the per-depth memo of cut results keeps it linear;
+// the bound only catches a hang).
+func TestPythonTupleChainIsNotExponential(t *testing.T) {
+	var b strings.Builder
+	const levels, fanout = 30, 8
+	b.WriteString("class Leaf:\n    def run(self):\n        pass\n\n")
+	for i := 0; i < levels; i++ {
+		fmt.Fprintf(&b, "def f%d(x):\n", i)
+		if i == levels-1 {
+			b.WriteString("    return Leaf(), x\n\n")
+			continue
+		}
+		for j := 0; j < fanout; j++ {
+			fmt.Fprintf(&b, "    a%d, x = f%d(x)\n", j, i+1)
+		}
+		b.WriteString("    a0.run()\n    return a0, x\n\n")
+	}
+	root := writeTree(t, map[string]string{"chain.py": b.String()})
+	done := make(chan error, 1)
+	go func() {
+		p, err := Open(context.Background(), root, Options{NoCache: true})
+		if err == nil {
+			p.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("indexing a 30-level tuple chain did not finish in 2 minutes")
 	}
 }
