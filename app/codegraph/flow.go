@@ -39,6 +39,11 @@ type flowEval struct {
 	cutMemo   map[flowCutKey][]flowVal
 	cutParams map[paramCutKey][]flowVal
 	top       map[flowMemoKey][]flowVal // operands of implicit calls (topExpr)
+	// containerCls and instElems: Python classes deriving from a built-in
+	// container, and the variables of fb holding and filled as their
+	// instances (flow_python_elems.go).
+	containerCls map[string]bool
+	instElems    map[string][]hintKey
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -86,7 +91,9 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	fe.memo[mk] = nil // a cycle evaluates to nothing more
 	cuts := fe.cuts
 	var out []flowVal
-	if s.call && !(fb.lang.family == "python" && pyContainerLit(s.expr)) {
+	if s.mode >= flowNth {
+		out = fe.pyNth(fb, s, depth+1) // a, b = f(): one item of a tuple
+	} else if s.call && !(fb.lang.family == "python" && pyContainerLit(s.expr)) {
 		out = fe.callResult(fe.expr(fb, s.scope, s.expr, depth+1), depth+1)
 	} else {
 		out = fe.expr(fb, s.scope, s.expr, depth+1)
@@ -372,6 +379,9 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		}
 		return true
 	})
+	if v.may {
+		out = asMay(out)
+	}
 	return out
 }
 
@@ -384,16 +394,21 @@ func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 		if n == nil || v.elem {
 			continue
 		}
+		var r []flowVal
 		switch {
 		case v.inst:
 			if id, ok := fe.b.member(v.id, "__call__", false); ok {
-				out = addVals(out, fe.returns(id, depth)...)
+				r = fe.returns(id, depth)
 			}
 		case n.Kind == KindClass:
-			out = addVals(out, flowVal{id: v.id, inst: true})
+			r = []flowVal{{id: v.id, inst: true}}
 		case n.Kind == KindFunction || n.Kind == KindMethod:
-			out = addVals(out, fe.returns(v.id, depth)...)
+			r = fe.returns(v.id, depth)
 		}
+		if v.may {
+			r = asMay(r)
+		}
+		out = addVals(out, r...)
 	}
 	return out
 }
@@ -433,25 +448,51 @@ func (b *builder) walkMRO(cls string, fn func(string) bool) {
 // bind can reach through values: functions and methods held by variables,
 // attributes and results, classes (constructors) and callable instances.
 func (fe *flowEval) flowCallTargets(fb *fileBuild, r refRec) []string {
+	out, _ := fe.flowCallTargetsMay(fb, r)
+	return out
+}
+
+// flowCallTargetsMay is flowCallTargets that also tells, for each target,
+// whether only container elements reach it (may: see flowVal); nil when
+// none does.
+func (fe *flowEval) flowCallTargetsMay(fb *fileBuild, r refRec) ([]string, []bool) {
 	e := r.Name
 	if r.Object != "" {
 		e = r.Object + "." + r.Name
 	}
 	var out []string
+	var may []bool
+	add := func(id string, v flowVal) {
+		for i, o := range out {
+			if o == id {
+				if may != nil && !v.may {
+					may[i] = false // a sure value makes it a call
+				}
+				return
+			}
+		}
+		out = append(out, id)
+		if v.may && may == nil {
+			may = make([]bool, len(out)-1, len(out))
+		}
+		if may != nil {
+			may = append(may, v.may)
+		}
+	}
 	for _, v := range fe.expr(fb, r.Def, e, 0) {
 		switch {
 		case v.elem:
 		case v.inst:
-			if id, ok := fe.b.member(v.id, "__call__", false); ok && !containsStr(out, id) {
-				out = append(out, id)
+			if id, ok := fe.b.member(v.id, "__call__", false); ok {
+				add(id, v)
 			}
 		default:
-			if n := fe.b.nodeByID[v.id]; n != nil && n.Kind != KindFile && n.Kind != KindPackage && !containsStr(out, v.id) {
-				out = append(out, v.id)
+			if n := fe.b.nodeByID[v.id]; n != nil && n.Kind != KindFile && n.Kind != KindPackage {
+				add(v.id, v)
 			}
 		}
 	}
-	return out
+	return out, may
 }
 
 // invertBases maps each class to its direct subclasses.

@@ -33,6 +33,10 @@ type flowVal struct {
 	id   string
 	inst bool
 	elem bool
+	// may marks a value known only as one element among others of a
+	// container (Python: an instance of a list subclass): a call on it
+	// may run the method it names, so it makes a dispatches edge.
+	may bool
 }
 
 // flowFamilies are the language families the value-flow layer serves.
@@ -53,8 +57,10 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 	}
 	var marks map[pyStoreKey]flowMode
 	var locals map[nestKey]bool
+	var copies map[pyStoreKey]string
 	if fb.lang.family == "python" {
 		marks, locals = pyFlowMarks(fd)
+		copies = pyCopies(fd)
 	}
 	for _, r := range fd.Refs {
 		var src flowSrc
@@ -65,8 +71,17 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			k, src, ok = pyContainerAdd(fb, locals, r)
 		case r.Kind != refValue && r.Kind != refAssign:
 			continue
+		case marks != nil && r.Kind == refValue && strings.Contains(r.Name, ","):
+			pyUnpack(fb, r, hs) // a, b = f()
+			continue
 		default:
 			src = flowSrc{scope: r.Def, expr: r.Object, call: r.Kind == refAssign}
+			if marks != nil && r.Kind == refValue && r.Name == returnHint {
+				src.expr = pyTupleText(src.expr) // return a, b
+			}
+			if arg, ok := copies[pyStoreKey{r.Object, r.Line, r.Def}]; ok && r.Kind == refAssign {
+				src = flowSrc{scope: r.Def, expr: r.Object + "(" + arg + ")"} // x = list(y)
+			}
 			if marks != nil && r.Kind == refValue {
 				if marks[pyStoreKey{"\x00" + r.Object, r.Line, r.Def}] == flowIter {
 					src.mode = flowIter // for v in x
@@ -83,19 +98,25 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 		if !ok {
 			continue
 		}
-		if fb.flow == nil {
-			fb.flow = map[hintKey][]flowSrc{}
-		}
-		fb.flow[k] = append(fb.flow[k], src)
-		if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
-			hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
-				strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
-		}
+		addFlowSrc(fb, k, src, hs)
 		// A class-body name (x = f, x: T) is also an attribute of the class.
 		if r.Kind != refArg && r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
 			fb.flow[ak] = append(fb.flow[ak], src)
 		}
+	}
+}
+
+// addFlowSrc records that src flows into k, hashing it when other files
+// can read k (module-level names, attributes, results, parameters).
+func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
+	if fb.flow == nil {
+		fb.flow = map[hintKey][]flowSrc{}
+	}
+	fb.flow[k] = append(fb.flow[k], src)
+	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
+		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
+			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 	}
 }
 

@@ -475,26 +475,16 @@ func (ev *goEval) nthResult(fb *fileBuild, scope int32, expr string, k, depth in
 	if !strings.HasSuffix(expr, ")") {
 		return goEnt{} // v, ok := m[k] / x.(T) / <-ch: the second is a bool
 	}
-	open := -1
-	depthB := 0
+	open := -1 // the last top-level "(": the call's argument list
 	for i := 0; i < len(expr); i++ {
 		switch c := expr[i]; c {
-		case '(', '[', '{':
-			if depthB == 0 && c == '(' {
+		case '(', '[', '{', '"', '\'', '`':
+			if c == '(' {
 				open = i
 			}
-			depthB++
-		case ')', ']', '}':
-			depthB--
-		case '"', '\'', '`':
-			j := i + 1
-			for j < len(expr) && expr[j] != c {
-				if expr[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
+			if i = groupEnd(expr, i); i < 0 {
+				i = len(expr)
 			}
-			i = j
 		}
 	}
 	if open <= 0 || strings.HasPrefix(expr[open-1:], ".(") {

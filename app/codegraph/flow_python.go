@@ -159,8 +159,8 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		vals = fe.topExpr(fb, r.Def, obj)
 	}
 	for _, v := range vals {
-		if !v.inst {
-			continue // C.x on the class is the property object
+		if !v.inst || v.elem {
+			continue // C.x on the class is the property object; x[…] holds elem
 		}
 		m, ok := b.member(v.id, name, skipSelf)
 		if !ok || !b.pyProperty(m) {
@@ -172,7 +172,7 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 				continue
 			}
 		}
-		res.addEdge(src, target, EdgeCalls, r.Line)
+		addValEdge(res, src, target, v, r.Line)
 		if skipSelf || store {
 			continue
 		}
@@ -184,6 +184,39 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		}
 	}
 }
+
+// pySubclassMembers returns the methods named name that subclasses of the
+// class enclosing def define (or inherit from another base, a mixin) when
+// the class itself has none: self.m() in a base class that leaves m to its
+// subclasses dispatches to each of them.
+func (b *builder) pySubclassMembers(fb *fileBuild, def int32, name string) []string {
+	cls, ok := b.enclosingClass(fb, def)
+	if !ok || len(b.subs[cls]) == 0 || b.pyNames[name]&pyMethod == 0 {
+		return nil
+	}
+	if _, ok := b.member(cls, name, false); ok {
+		return nil
+	}
+	var out []string
+	queue := []string{cls}
+	for i := 0; i < len(queue); i++ {
+		for _, s := range b.subs[queue[i]] {
+			if len(queue) >= maxSubclassWalk || containsStr(queue, s) {
+				continue
+			}
+			queue = append(queue, s)
+			if id, ok := b.member(s, name, false); ok && !containsStr(out, id) {
+				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// maxSubclassWalk bounds the classes pySubclassMembers visits.
+const maxSubclassWalk = 256
 
 // pyCallToken is the implicit-call name of a call whose callee is neither a
 // name nor an attribute (the "(" of its argument list): f(x)(…), x[k](…),
@@ -199,7 +232,7 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 	if strings.HasPrefix(e, "type(") && strings.HasSuffix(e, ")") {
 		arg := strings.TrimSpace(e[5 : len(e)-1])
 		for _, v := range fe.expr(fb, r.Def, arg, 0) {
-			if !v.inst {
+			if !v.inst || v.elem {
 				continue
 			}
 			if init, ok := b.member(v.id, "__init__", false); ok {
@@ -368,10 +401,11 @@ func (fe *flowEval) elemsOf(vs []flowVal, subscript bool, depth int) []flowVal {
 		if v.elem {
 			v.elem = false
 			out = addVals(out, v)
-		} else if subscript && v.inst {
-			if m, ok := fe.b.member(v.id, "__getitem__", false); ok {
+		} else if v.inst {
+			if m, ok := fe.b.member(v.id, "__getitem__", false); ok && subscript {
 				out = addVals(out, fe.returns(m, depth)...)
 			}
+			out = addVals(out, fe.pyInstElems(v.id, depth)...)
 		}
 	}
 	return out
@@ -461,13 +495,13 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 		return nil, false
 	}
 	fn := e[:open]
-	if fn != "staticmethod" && fn != "classmethod" && fn != "type" && fn != "getattr" {
+	if fn != "staticmethod" && fn != "classmethod" && fn != "type" && fn != "getattr" && !pyCopyFns[fn] {
 		return nil, false
 	}
 	if bd, ok := fb.lookupName(fn, scope); ok && bd.kind == bDef {
 		return nil, false // the project's own function of that name
 	}
-	closeAt := matchingParen(e, open)
+	closeAt := groupEnd(e, open)
 	if closeAt < 0 {
 		return nil, false
 	}
@@ -479,8 +513,15 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 			return nil, true
 		}
 		return fe.expr(fb, scope, args[0], depth+1), true
+	case "list", "tuple", "sorted", "reversed", "set", "frozenset":
+		// A new container of x's elements (x a container, or an instance of
+		// a container class).
+		if rest != "" || len(args) == 0 || strings.ContainsAny(args[0], "=*") {
+			return nil, true
+		}
+		return asElems(fe.elemsOf(fe.expr(fb, scope, strings.TrimSpace(args[0]), depth+1), false, depth+1)), true
 	case "type":
-		if len(args) != 1 || (rest != "" && !(strings.HasPrefix(rest, "(") && matchingParen(rest, 0) == len(rest)-1)) {
+		if len(args) != 1 || (rest != "" && !(strings.HasPrefix(rest, "(") && groupEnd(rest, 0) == len(rest)-1)) {
 			return nil, true
 		}
 		var out []flowVal
@@ -528,28 +569,49 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 	return out, true
 }
 
-// matchingParen returns the index of the bracket closing the one at open.
-func matchingParen(e string, open int) int {
+// groupEnd returns the index of the byte that closes the group starting at
+// e[i]: the bracket matching an opening one, or the quote ending a string
+// literal ('…', "…" with backslash escapes, Go's raw `…` without); -1 when
+// it is not closed. Brackets inside literals do not count. The Python rules
+// (calls of built-ins) and Go's (the argument list of a call) share it.
+func groupEnd(e string, i int) int {
+	if i >= len(e) {
+		return -1
+	}
+	switch e[i] {
+	case '"', '\'', '`':
+		return quoteEnd(e, i)
+	}
 	depth := 0
-	var quote byte
-	for i := open; i < len(e); i++ {
-		c := e[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
+	for ; i < len(e); i++ {
+		switch c := e[i]; c {
+		case '"', '\'', '`':
+			if i = quoteEnd(e, i); i < 0 {
+				return -1
 			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
+		case '(', '[', '{':
 			depth++
-		case c == ')' || c == ']' || c == '}':
+		case ')', ']', '}':
 			depth--
 			if depth == 0 {
 				return i
 			}
+		}
+	}
+	return -1
+}
+
+// quoteEnd returns the index of the quote closing the literal opened at e[i].
+func quoteEnd(e string, i int) int {
+	q := e[i]
+	for j := i + 1; j < len(e); j++ {
+		switch e[j] {
+		case '\\':
+			if q != '`' {
+				j++
+			}
+		case q:
+			return j
 		}
 	}
 	return -1
@@ -566,6 +628,31 @@ func pyStringLit(s string) string {
 		return ""
 	}
 	return t
+}
+
+// pyCopyFns are the built-ins that make a container of their argument's
+// elements: list(x), sorted(x)…
+var pyCopyFns = map[string]bool{"list": true, "tuple": true, "sorted": true, "reversed": true, "set": true, "frozenset": true}
+
+// pyCopies finds the first arguments of calls of pyCopyFns (by callee, line
+// and scope), to read `x = list(y)` as a copy of y's elements: extraction
+// keeps only the callee of an assigned call.
+func pyCopies(fd *fileData) map[pyStoreKey]string {
+	var out map[pyStoreKey]string
+	for _, r := range fd.Refs {
+		if r.Kind != refArg || !pyCopyFns[r.Object] {
+			continue
+		}
+		slot, arg, ok := strings.Cut(r.Name, argSep)
+		if !ok || slot != "0" {
+			continue
+		}
+		if out == nil {
+			out = map[pyStoreKey]string{}
+		}
+		out[pyStoreKey{r.Object, r.Line, r.Def}] = arg
+	}
+	return out
 }
 
 // pyCallingBuiltins are the built-ins that call a function handed to them

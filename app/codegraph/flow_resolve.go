@@ -29,11 +29,23 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 	if out == outResolved {
 		targets = []string{target}
 	} else if out == outUnresolved {
-		targets = fe.flowCallTargets(fb, r)
-		for _, t := range targets {
-			res.addEdge(src, t, EdgeCalls, r.Line)
+		var may []bool
+		targets, may = fe.flowCallTargetsMay(fb, r)
+		for i, t := range targets {
+			if may != nil && may[i] && t != src {
+				res.addEdge(src, t, EdgeDispatches, r.Line) // on a container's element
+			} else {
+				res.addEdge(src, t, EdgeCalls, r.Line)
+			}
 		}
 		handled = len(targets) > 0
+		if !handled && r.Kind == refCall && fb.lang.family == "python" && containsStr(fb.lang.selfNames, r.Object) {
+			// self.m() where only subclasses define m (abstract by omission).
+			for _, d := range b.pySubclassMembers(fb, r.Def, r.Name) {
+				res.addEdge(src, d, EdgeDispatches, r.Line)
+				handled = true
+			}
+		}
 	}
 	for _, t := range targets {
 		n := b.nodeByID[t]
@@ -216,7 +228,7 @@ func (fe *flowEval) wrappers(id string) []string {
 	var out []string
 	for _, d := range loc.fb.facts.decos[loc.idx] {
 		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
-			if n := fe.b.nodeByID[v.id]; !v.inst && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !containsStr(out, v.id) {
+			if n := fe.b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !containsStr(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -283,7 +295,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 			if !ok {
 				continue
 			}
-			res.addEdge(src, m, EdgeCalls, r.Line)
+			addValEdge(res, src, m, v, r.Line)
 			cls := v.id
 			if r.Name == "raise" {
 				continue

@@ -54,12 +54,13 @@ const pythonQuery = `
 (assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
 (default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
 (typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
-(return_statement [(identifier) (attribute) (subscript)] @object) @ref.value
+(return_statement [(identifier) (attribute) (subscript) (expression_list)] @object) @ref.value
 (assignment left: (identifier) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (call)) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
+(assignment left: (pattern_list) @name right: (call) @object) @ref.value
 (return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
 (for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
@@ -67,7 +68,7 @@ const pythonQuery = `
 (for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (for_in_clause left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (assignment left: (subscript value: [(identifier) (attribute)] @name) right: [(identifier) (attribute) (call function: [(identifier) (attribute)])] @object) @ref.value
-(attribute object: [(identifier) (attribute) (call)] "." @name attribute: (identifier)) @object @ref.implicit
+(attribute object: [(identifier) (attribute) (call) (subscript)] "." @name attribute: (identifier)) @object @ref.implicit
 (assignment left: (attribute) @object "=" @name) @ref.implicit
 (comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
 (comparison_operator [(identifier) (attribute) (call) (subscript)] @object . ["==" "!=" "<" "<=" ">" ">="] @name) @ref.implicit
