@@ -213,7 +213,7 @@ type builder struct {
 	ordered    []*fileBuild // every file, sorted by path (the last build's)
 	goImpl     *goImpls     // Go interface matching of the last build (nil: none)
 	lastPkgs   []*Node      // its package nodes
-	fastBuilds int          // snapshots made by assembleFast (for tests)
+	fastBuilds int          // snapshots made by assemblePatch (for tests)
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 }

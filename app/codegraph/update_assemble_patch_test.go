@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestAssembleFastEqualsFull checks that a snapshot patched from the previous
+// TestAssemblePatchEqualsFull checks that a snapshot patched from the previous
 // one after body edits is exactly the snapshot a full assembly builds.
-func TestAssembleFastEqualsFull(t *testing.T) {
+func TestAssemblePatchEqualsFull(t *testing.T) {
 	root := writeTree(t, pyFixture)
 	p := openT(t, root, Options{NoCache: true})
 	edits := []struct{ file, from, to string }{
