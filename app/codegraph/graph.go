@@ -360,29 +360,47 @@ func (g *Graph) closure(id string, step func(cur string, reach func(string) bool
 		return nil
 	}
 	g.index()
-	queue := g.descendants(id)
-	seen := make(map[string]bool, len(queue))
-	for _, q := range queue {
-		seen[q] = true
-	}
-	self := len(queue) // id and its descendants; everything after them was reached
-	reach := func(n string) bool {
+	start := g.descendants(id)
+	seen := make(map[string]bool, len(start))
+	reached := reachFrom(start, func(n string) bool {
 		if seen[n] {
 			return false
 		}
 		seen[n] = true
+		return true
+	}, step)
+	r := make([]*Node, 0, len(reached))
+	for _, q := range reached {
+		r = append(r, g.node(q))
+	}
+	sortNodes(r)
+	return r
+}
+
+// reachFrom walks breadth-first from the start nodes: step names the next
+// nodes of each visited one through reach, which reports whether a node is
+// new (mark records it and says whether it was unmarked). It returns the
+// nodes reached beyond start, in the order they were reached. Graph and
+// Reader share it over string IDs and positions.
+func reachFrom[K any](start []K, mark func(K) bool, step func(cur K, reach func(K) bool)) []K {
+	queue := make([]K, 0, len(start))
+	for _, s := range start {
+		if mark(s) {
+			queue = append(queue, s)
+		}
+	}
+	self := len(queue)
+	reach := func(n K) bool {
+		if !mark(n) {
+			return false
+		}
 		queue = append(queue, n)
 		return true
 	}
 	for i := 0; i < len(queue); i++ {
 		step(queue[i], reach)
 	}
-	r := make([]*Node, 0, len(queue)-self)
-	for _, q := range queue[self:] {
-		r = append(r, g.node(q))
-	}
-	sortNodes(r)
-	return r
+	return queue[self:]
 }
 
 // Path returns the edges of a shortest directed path from one node to

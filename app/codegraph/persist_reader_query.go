@@ -81,23 +81,6 @@ func (r *Reader) Resolve(arg string) (n *Node, err error) {
 	return nil, fmt.Errorf("no node named %q%s", arg, hint)
 }
 
-// pickNamed returns the one candidate, or an error listing them (as Resolve).
-func pickNamed(arg string, c []*Node) (*Node, error) {
-	if len(c) == 1 {
-		return c[0], nil
-	}
-	sortNodes(c)
-	var b strings.Builder
-	for i, n := range c {
-		if i == 8 {
-			fmt.Fprintf(&b, "\n  … %d more", len(c)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s %s (%s:%d) id %s", n.Kind, n.QualName, n.Path, n.StartLine, n.ID)
-	}
-	return nil, fmt.Errorf("%q is ambiguous; use an ID or qualified name:%s", arg, b.String())
-}
-
 // readerNames adapts the node records to the fuzzy matcher (names, or
 // qualified names and file paths), without copying a string.
 type readerNames struct {
@@ -137,19 +120,7 @@ func (r *Reader) Search(query string, limit int) (out []Match, err error) {
 	}
 	hits := make([]hit, 0, len(ms))
 	for _, m := range ms {
-		s := float64(m.Score)
-		f := strings.ToLower(src.String(m.Index))
-		switch {
-		case f == lq:
-			s += 1000
-		case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
-			s += 500
-		case strings.HasPrefix(f, lq):
-			s += 100
-		}
-		if r.field(m.Index, nfKind) == string(KindPackage) {
-			s -= 1
-		}
+		s := matchScore(m.Score, src.String(m.Index), lq, r.field(m.Index, nfKind) == string(KindPackage))
 		hits = append(hits, hit{m.Index, s, len(r.field(m.Index, nfQual))})
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
@@ -199,25 +170,16 @@ func (r *Reader) closure(id string, step func(cur int, reach func(int) bool)) ([
 	if !ok {
 		return nil, nil
 	}
-	queue := r.descendants(start)
 	seen := make([]bool, r.n)
-	for _, q := range queue {
-		seen[q] = true
-	}
-	self := len(queue)
-	reach := func(n int) bool {
+	reached := reachFrom(r.descendants(start), func(n int) bool {
 		if seen[n] {
 			return false
 		}
 		seen[n] = true
-		queue = append(queue, n)
 		return true
-	}
-	for i := 0; i < len(queue); i++ {
-		step(queue[i], reach)
-	}
-	out := make([]*Node, 0, len(queue)-self)
-	for _, q := range queue[self:] {
+	}, step)
+	out := make([]*Node, 0, len(reached))
+	for _, q := range reached {
 		out = append(out, r.node(q))
 	}
 	sortNodes(out)

@@ -126,20 +126,7 @@ func (g *Graph) Search(query string, limit int) []Match {
 	out := make([]Match, 0, len(ms))
 	for _, m := range ms {
 		nd := g.nodes[m.Index]
-		s := float64(m.Score)
-		f := strings.ToLower(src.String(m.Index))
-		switch {
-		case f == lq:
-			s += 1000
-		case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
-			s += 500
-		case strings.HasPrefix(f, lq):
-			s += 100
-		}
-		if nd.Kind == KindPackage {
-			s -= 1
-		}
-		out = append(out, Match{Node: nd, Score: s})
+		out = append(out, Match{Node: nd, Score: matchScore(m.Score, src.String(m.Index), lq, nd.Kind == KindPackage)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
@@ -151,6 +138,26 @@ func (g *Graph) Search(query string, limit int) []Match {
 		out = out[:limit]
 	}
 	return out
+}
+
+// matchScore is a fuzzy match's score for the matched text with bonuses for
+// an exact match, a last-component match and a prefix match (lq is the
+// lower-cased query); packages come after what they hold on a tie.
+func matchScore(fuzzyScore int, text, lq string, isPackage bool) float64 {
+	s := float64(fuzzyScore)
+	f := strings.ToLower(text)
+	switch {
+	case f == lq:
+		s += 1000
+	case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
+		s += 500
+	case strings.HasPrefix(f, lq):
+		s += 100
+	}
+	if isPackage {
+		s--
+	}
+	return s
 }
 
 // qualSource adapts nodes to the fuzzy matcher by qualified name (path for

@@ -45,26 +45,11 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 			byName = append(byName, n)
 		}
 	}
-	pick := func(c []*Node) (*Node, error) {
-		if len(c) == 1 {
-			return c[0], nil
-		}
-		sortNodes(c)
-		var b strings.Builder
-		for i, n := range c {
-			if i == 8 {
-				fmt.Fprintf(&b, "\n  … %d more", len(c)-i)
-				break
-			}
-			fmt.Fprintf(&b, "\n  %s %s (%s:%d) id %s", n.Kind, n.QualName, n.Path, n.StartLine, n.ID)
-		}
-		return nil, fmt.Errorf("%q is ambiguous; use an ID or qualified name:%s", arg, b.String())
-	}
 	if len(byQual) > 0 {
-		return pick(byQual)
+		return pickNamed(arg, byQual)
 	}
 	if len(byName) > 0 {
-		return pick(byName)
+		return pickNamed(arg, byName)
 	}
 	// Suffix of a qualified name ("Class.method").
 	var bySuffix []*Node
@@ -74,7 +59,7 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 		}
 	}
 	if len(bySuffix) > 0 {
-		return pick(bySuffix)
+		return pickNamed(arg, bySuffix)
 	}
 	hint := ""
 	if ms := g.Search(arg, 3); len(ms) > 0 {
@@ -86,4 +71,22 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 		hint = " (did you mean: " + strings.Join(names, ", ") + "?)"
 	}
 	return nil, fmt.Errorf("no node named %q%s", arg, hint)
+}
+
+// pickNamed returns the one candidate a name matched, or an error listing
+// them (sorted, the first 8) with their IDs.
+func pickNamed(arg string, c []*Node) (*Node, error) {
+	if len(c) == 1 {
+		return c[0], nil
+	}
+	sortNodes(c)
+	var b strings.Builder
+	for i, n := range c {
+		if i == 8 {
+			fmt.Fprintf(&b, "\n  … %d more", len(c)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s %s (%s:%d) id %s", n.Kind, n.QualName, n.Path, n.StartLine, n.ID)
+	}
+	return nil, fmt.Errorf("%q is ambiguous; use an ID or qualified name:%s", arg, b.String())
 }
