@@ -708,12 +708,29 @@ func TestEditingPreparesUpdates(t *testing.T) {
 	}
 	w, project := newTestWorkbench(t, Options{Opener: opener})
 	openSample(t, w, project)
-	tapNode(t, w, viewNodeByLabel(t, w, "pricing.py").ID)
+	// Taps run on the UI goroutine: the code pane's highlighting arrives
+	// there too, and both touch the pane's renderer.
+	onUI := func(f func()) {
+		done := make(chan struct{})
+		w.uiDo(func() { f(); close(done) })
+		<-done
+	}
+	file := viewNodeByLabel(t, w, "pricing.py").ID
+	drawn := false
+	onUI(func() {
+		var pos fyne.Position
+		if pos, drawn = w.graph.NodeCenter(file); drawn {
+			test.TapAt(w.graph, pos)
+		}
+	})
+	if !drawn {
+		t.Fatalf("node %s not drawn", file)
+	}
 	waitFor(t, "a file in the code pane", func() bool { return w.code.Path() != "" })
 	if n := prepared.Load(); n != 0 {
 		t.Fatalf("browsing prepared the project for updates %d times", n)
 	}
-	test.Tap(w.code.editBtn)
+	onUI(func() { test.Tap(w.code.editBtn) })
 	waitFor(t, "edit mode", func() bool { return w.code.Editing() })
 	waitFor(t, "the project prepared for updates", func() bool { return prepared.Load() == 1 })
 }
