@@ -14,6 +14,7 @@ import (
 // tests can check it without a window.
 type treeModel struct {
 	children map[string][]string
+	parent   map[string]string // each item's parent ("" for the top level)
 	labels   map[string]string
 	branch   map[string]bool
 }
@@ -23,7 +24,7 @@ func folderID(p string) string { return "dir:" + p }
 // buildTree builds the tree of g, keeping only nodes whose name, qualified
 // name or path contains filter (case-insensitive) and their ancestors.
 func buildTree(g Graph, filter string) *treeModel {
-	t := &treeModel{children: map[string][]string{}, labels: map[string]string{}, branch: map[string]bool{}}
+	t := &treeModel{children: map[string][]string{}, parent: map[string]string{}, labels: map[string]string{}, branch: map[string]bool{}}
 	if g == nil {
 		return t
 	}
@@ -64,11 +65,10 @@ func buildTree(g Graph, filter string) *treeModel {
 		}
 	}
 	addChild := func(parent, child string) {
-		for _, c := range t.children[parent] {
-			if c == child {
-				return
-			}
+		if _, added := t.parent[child]; added {
+			return // an item has one parent
 		}
+		t.parent[child] = parent
 		t.children[parent] = append(t.children[parent], child)
 		t.branch[parent] = true
 	}

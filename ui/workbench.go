@@ -731,12 +731,7 @@ func firstNonEmpty(s ...string) string {
 
 // openTreeAncestors opens the tree branches above id so it can be shown.
 func (w *Workbench) openTreeAncestors(id string) {
-	parent := map[string]string{}
-	for p, kids := range w.treeModel.children {
-		for _, k := range kids {
-			parent[k] = p
-		}
-	}
+	parent := w.treeModel.parent
 	var chain []string
 	for cur, i := parent[id], 0; cur != "" && i < 64; cur, i = parent[cur], i+1 {
 		chain = append(chain, cur)
