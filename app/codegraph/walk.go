@@ -217,6 +217,11 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		if rel == "" {
 			return fmt.Errorf("walk %s: %w", w.root, l.err)
 		}
+		if st, err := os.Lstat(abs); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			// Became (or, listed by git, is) a symlink: not followed.
+			w.symlink(rel)
+			return nil
+		}
 		w.problem(rel, "unreadable directory: "+errReason(l.err), true)
 		return nil
 	}

@@ -184,3 +184,30 @@ func TestReaderStaleWalkChanges(t *testing.T) {
 		openReaderT(t, root).Close()      // which is current again
 	}
 }
+
+// A folder the walk is told to enter that is a symlink (git lists a
+// symlinked submodule as a folder; or a folder was swapped for a link
+// during the walk) is reported as a symlink, not followed.
+func TestWalkDirSymlinkedFolderNotFollowed(t *testing.T) {
+	root := writeTree(t, map[string]string{"real/x.py": "X = 1\n"})
+	if err := os.Symlink("real", filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop", filepath.Join(root, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{root: root, maxSize: DefaultMaxFileSize, byExt: langByExt(registry()), visited: map[dirID]bool{},
+		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
+	for _, rel := range []string{"sub", "loop"} {
+		if err := w.dir(context.Background(), rel, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _, problems := walkSummary(w.res)
+	// A link inside the project is listed only when its name looks like
+	// source (walker.symlink); what matters is that sub/x.py is not indexed.
+	want := []string{"loop: symlink loop"}
+	if len(files) != 0 || !reflect.DeepEqual(problems, want) {
+		t.Errorf("files %q problems %q, want none and %q", files, problems, want)
+	}
+}
