@@ -69,12 +69,12 @@ type walker struct {
 	maxSize int64
 	byExt   map[string]*language
 	res     *walkResult
-	visited map[string]bool // real paths of walked dirs (loop guard)
+	visited map[dirID]bool // walked dirs (loop guard)
 }
 
 // walk lists the files to index under root.
 func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*language) (*walkResult, error) {
-	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[string]bool{},
+	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[dirID]bool{},
 		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
 	entries, err := gitListFiles(ctx, root)
 	switch {
@@ -161,16 +161,16 @@ func (w *walker) fromGit(ctx context.Context, entries []gitEntry) error {
 		case !st.Mode().IsRegular():
 			w.problem(e.rel, "not a regular file: "+fileKind(st.Mode()), true)
 		default:
-			w.add(e.rel, st, lang, eco)
+			w.add(e.rel, st.Size(), st.ModTime().UnixNano(), lang, eco)
 		}
 	}
 	return nil
 }
 
 // add selects one regular file for indexing (or reports it too big).
-func (w *walker) add(rel string, st fs.FileInfo, lang *language, eco string) {
-	if st.Size() > w.maxSize {
-		w.problem(rel, fmt.Sprintf("too big: %d bytes (limit %d)", st.Size(), w.maxSize), true)
+func (w *walker) add(rel string, size, modTime int64, lang *language, eco string) {
+	if size > w.maxSize {
+		w.problem(rel, fmt.Sprintf("too big: %d bytes (limit %d)", size, w.maxSize), true)
 		return
 	}
 	dir := relDir(rel)
@@ -178,7 +178,7 @@ func (w *walker) add(rel string, st fs.FileInfo, lang *language, eco string) {
 		w.goMod(dir, rel)
 	}
 	w.res.info.dirs[dir] = true
-	w.res.files = append(w.res.files, walkFile{rel: rel, size: st.Size(), modTime: st.ModTime().UnixNano(), lang: lang, eco: eco})
+	w.res.files = append(w.res.files, walkFile{rel: rel, size: size, modTime: modTime, lang: lang, eco: eco})
 }
 
 // abs returns the absolute path of the root-relative path rel.
@@ -212,27 +212,32 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		return err
 	}
 	abs := w.abs(rel)
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		if w.visited[real] {
+	l := readDir(abs, rel == "", w.wanted)
+	if l.err != nil {
+		if rel == "" {
+			return fmt.Errorf("walk %s: %w", w.root, l.err)
+		}
+		if st, err := os.Lstat(abs); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			// Became (or, listed by git, is) a symlink: not followed.
+			w.symlink(rel)
+			return nil
+		}
+		w.problem(rel, "unreadable directory: "+errReason(l.err), true)
+		return nil
+	}
+	if l.id != (dirID{}) {
+		if w.visited[l.id] {
 			w.problem(rel, "directory loop (already walked)", true)
 			return nil
 		}
-		w.visited[real] = true
+		w.visited[l.id] = true
 	}
-	entries, err := os.ReadDir(abs)
-	if err != nil {
-		if rel == "" {
-			return fmt.Errorf("walk %s: %w", w.root, err)
-		}
-		w.problem(rel, "unreadable directory: "+errReason(err), true)
-		return nil
-	}
-	for _, e := range entries {
-		switch e.Name() {
+	for _, e := range l.ents {
+		switch e.name {
 		case "__init__.py":
 			w.res.info.initDirs[rel] = true
 		case ".gitignore":
-			if e.Type()&fs.ModeSymlink != 0 {
+			if e.typ&fs.ModeSymlink != 0 {
 				// As git (2.32 and later): a symlinked .gitignore is not read.
 				w.problem(path.Join(rel, ".gitignore"), "symlink: not followed (as git does); its rules are not applied", true)
 				continue
@@ -245,17 +250,17 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			levels = append(levels[:len(levels):len(levels)], ignoreLevel{dir: rel, gi: gi})
 		}
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, e := range l.ents {
+		name := e.name
 		crel := path.Join(rel, name) // just name at the root: Join drops the empty element
-		typ := e.Type()
+		typ := e.typ
 		if typ&fs.ModeSymlink != 0 {
 			if name != ".gitignore" { // reported above
 				w.symlink(crel)
 			}
 			continue
 		}
-		if e.IsDir() {
+		if typ.IsDir() {
 			if skipDirs[name] || ignored(levels, crel, true) || isVirtualenv(w.abs(crel)) {
 				continue
 			}
@@ -276,18 +281,26 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 			w.problem(crel, "not a regular file: "+fileKind(typ), true)
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+		if !e.stated { // readDir stats every wanted regular file
+			return fmt.Errorf("walk %s: %s was not stated", w.root, crel)
+		}
+		if e.statErr != nil {
+			if errors.Is(e.statErr, fs.ErrNotExist) {
 				w.problem(crel, "deleted during the walk", true)
 			} else {
-				w.problem(crel, "unreadable: "+errReason(err), true)
+				w.problem(crel, "unreadable: "+errReason(e.statErr), true)
 			}
 			continue
 		}
-		w.add(crel, info, lang, eco)
+		w.add(crel, e.size, e.modTime, lang, eco)
 	}
 	return nil
+}
+
+// wanted reports whether a file called name is indexed (a source file or a
+// manifest), so that readDir stats only those.
+func (w *walker) wanted(name string) bool {
+	return w.byExt[path.Ext(name)] != nil || manifestEco[name] != ""
 }
 
 // isVirtualenv reports a Python virtual environment (it has pyvenv.cfg), such
