@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -44,6 +45,7 @@ type flowEval struct {
 	// instances (flow_python_elems.go).
 	containerCls map[string]bool
 	instElems    map[string][]hintKey
+	instElemCls  []string // instElems' classes in the order they were found
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -287,7 +289,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		}
 		return nil
 	}
-	if containsStr(fb.lang.selfNames, name) {
+	if slices.Contains(fb.lang.selfNames, name) {
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
 			if name == "cls" {
 				return []flowVal{{id: cls}}
@@ -317,7 +319,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			break
 		}
 		if fb.locals[nestKey{d, name}] {
-			if fb == fe.fb && fb.facts != nil && containsStr(fb.facts.params[d], name) {
+			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
 				return fe.paramValues(fb, d, name, depth)
 			}
 			return nil // a local nothing is known about
@@ -521,7 +523,7 @@ func (b *builder) dispatchTargets(cls, target string) []string {
 			if !w.visit(s) {
 				continue
 			}
-			if id, ok := b.members[s][tn.Name]; ok && id != target && !containsStr(out, id) {
+			if id, ok := b.members[s][tn.Name]; ok && id != target && !slices.Contains(out, id) {
 				out = append(out, id)
 			}
 		}

@@ -1,5 +1,11 @@
 package codegraph
 
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
 // Elements of instances of container classes: a class of the project that
 // subclasses list, dict, set, deque, UserList… holds what the file being
 // resolved puts into its instances (`t = TokenList(); t.append(x)`), so
@@ -55,8 +61,27 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 	if fe.instElems == nil {
 		// Once per file: every variable that is filled as a container and
 		// also holds an instance, by the instance's class.
+		// In a fixed order: what an evaluation finds can depend on what was
+		// evaluated before it (cycles, depth cuts), and map order is random.
 		fe.instElems = map[string][]hintKey{}
-		for k, ss := range fb.flow {
+		keys := make([]hintKey, 0, len(fb.flow))
+		for k := range fb.flow {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b hintKey) int {
+			if c := cmp.Compare(a.scope, b.scope); c != 0 {
+				return c
+			}
+			if a.attr != b.attr {
+				if a.attr {
+					return 1
+				}
+				return -1
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		for _, k := range keys {
+			ss := fb.flow[k]
 			filled := false
 			for _, s := range ss {
 				filled = filled || s.mode == flowElem
@@ -69,7 +94,10 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 					continue
 				}
 				for _, v := range fe.src(fb, s, depth+1) {
-					if v.inst && !v.elem && fe.pyContainerClass(v.id) && !containsKey(fe.instElems[v.id], k) {
+					if v.inst && !v.elem && fe.pyContainerClass(v.id) && !slices.Contains(fe.instElems[v.id], k) {
+						if _, seen := fe.instElems[v.id]; !seen {
+							fe.instElemCls = append(fe.instElemCls, v.id)
+						}
 						fe.instElems[v.id] = append(fe.instElems[v.id], k)
 					}
 				}
@@ -77,11 +105,11 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 		}
 	}
 	var out []flowVal
-	for d, keys := range fe.instElems {
+	for _, d := range fe.instElemCls {
 		if !fe.b.subclassOf(d, cls) {
 			continue
 		}
-		for _, k := range keys {
+		for _, k := range fe.instElems[d] {
 			for _, s := range fb.flow[k] {
 				if s.mode != flowElem {
 					continue
@@ -106,20 +134,15 @@ func (b *builder) subclassOf(d, cls string) bool {
 	return found
 }
 
-func containsKey(ks []hintKey, k hintKey) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
 // asMay marks values as reached through a container element (see flowVal).
-func asMay(vs []flowVal) []flowVal {
+func asMay(vs []flowVal) []flowVal { return markVals(vs, func(v *flowVal) { v.may = true }) }
+
+// markVals returns vs with mark applied to each value (deduplicated the
+// way addVals does).
+func markVals(vs []flowVal, mark func(*flowVal)) []flowVal {
 	out := make([]flowVal, 0, len(vs))
 	for _, v := range vs {
-		v.may = true
+		mark(&v)
 		out = addVals(out, v)
 	}
 	return out
