@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -322,7 +323,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 				continue
 			}
 			for _, cb := range fb.inh.bases {
-				if !containsStr(b.bases[cb[0]], cb[1]) {
+				if !slices.Contains(b.bases[cb[0]], cb[1]) {
 					b.bases[cb[0]] = append(b.bases[cb[0]], cb[1])
 				}
 			}

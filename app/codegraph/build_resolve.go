@@ -4,6 +4,7 @@ package codegraph
 // definition.
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -215,7 +216,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outUnresolved
 	}
 	obj := r.Object
-	if containsStr(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].Receiver != "" && obj == goReceiverVar(fb, r.Def)) {
+	if slices.Contains(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].Receiver != "" && obj == goReceiverVar(fb, r.Def)) {
 		cls, ok := b.enclosingClass(fb, r.Def)
 		if !ok {
 			return "", outUnresolved

@@ -4,6 +4,7 @@ package codegraph
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -171,7 +172,7 @@ func (fb *fileBuild) hintFor(obj string, def int32) (string, int32, bool) {
 	if fb.hints == nil {
 		return "", 0, false
 	}
-	if o, rest, ok := strings.Cut(obj, "."); ok && (containsStr(fb.lang.selfNames, o) || o == goReceiverVar(fb, def)) {
+	if o, rest, ok := strings.Cut(obj, "."); ok && (slices.Contains(fb.lang.selfNames, o) || o == goReceiverVar(fb, def)) {
 		ci := enclosingClassIdx(fb.fd, def)
 		if ts := fb.hints[hintKey{scope: ci, attr: true, name: "self." + rest}]; ci >= 0 && len(ts) == 1 {
 			return ts[0], def, true

@@ -6,6 +6,7 @@ package codegraph
 import (
 	"hash/fnv"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -106,7 +107,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		if fb.envNames == nil {
 			fb.envNames = map[string][]string{}
 		}
-		if !containsStr(fb.envNames[src], ev.Name) {
+		if !slices.Contains(fb.envNames[src], ev.Name) {
 			fb.envNames[src] = append(fb.envNames[src], ev.Name)
 		}
 	}
@@ -128,7 +129,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			// A class-body attribute (x: Foo, x = Foo()) is also self.x.
 			fb.addHint(hintKey{scope: r.Def, attr: true, name: "self." + r.Name}, r.Object)
 		}
-		if obj, _, ok := strings.Cut(r.Name, "."); ok && (containsStr(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
+		if obj, _, ok := strings.Cut(r.Name, "."); ok && (slices.Contains(fb.lang.selfNames, obj) || obj == goReceiverVar(fb, r.Def)) {
 			ci := enclosingClassIdx(fd, r.Def)
 			if ci < 0 {
 				continue
@@ -147,7 +148,7 @@ func (fb *fileBuild) addHint(k hintKey, typ string) {
 	if fb.hints == nil {
 		fb.hints = map[hintKey][]string{}
 	}
-	if !containsStr(fb.hints[k], typ) {
+	if !slices.Contains(fb.hints[k], typ) {
 		fb.hints[k] = append(fb.hints[k], typ)
 	}
 }
@@ -235,15 +236,6 @@ func joinQual(key, sep, name string) string {
 		return name
 	}
 	return key + sep + name
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (b *builder) addMember(classID, name, id string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -186,7 +187,7 @@ func TestPythonResolution(t *testing.T) {
 	if len(labels) != 2 || labels[0] == labels[1] {
 		t.Errorf("label IDs %v", labels)
 	}
-	if un := unresolvedNames(g); !containsStr(un, "unknown_func") {
+	if un := unresolvedNames(g); !slices.Contains(un, "unknown_func") {
 		t.Errorf("unknown_func not counted as unresolved: %v", un)
 	}
 	if g.Stats().Unresolved != 1 {
@@ -200,11 +201,11 @@ func TestPythonResolution(t *testing.T) {
 		deps = append(deps, n.QualName)
 	}
 	for _, want := range []string{"pkg.util.helper", "pkg.util.make", "pkg.models.Item", "pkg.models.Base", "pkg.models.Base.save"} {
-		if !containsStr(deps, want) {
+		if !slices.Contains(deps, want) {
 			t.Errorf("Deps(main) lacks %s: %v", want, deps)
 		}
 	}
-	if containsStr(deps, "pkg.util.env") {
+	if slices.Contains(deps, "pkg.util.env") {
 		t.Errorf("Deps(main) has pkg.util.env which main does not need")
 	}
 	var rdeps []string
@@ -212,7 +213,7 @@ func TestPythonResolution(t *testing.T) {
 		rdeps = append(rdeps, n.QualName)
 	}
 	for _, want := range []string{"pkg.util.make", "pkg.util.helper", "app.main"} {
-		if !containsStr(rdeps, want) {
+		if !slices.Contains(rdeps, want) {
 			t.Errorf("RDeps(save) lacks %s: %v", want, rdeps)
 		}
 	}

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -114,7 +115,7 @@ func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
 		fb.flow = map[hintKey][]flowSrc{}
 	}
 	fb.flow[k] = append(fb.flow[k], src)
-	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && containsStr(fb.facts.params[k.scope], k.name)) {
+	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params[k.scope], k.name)) {
 		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 	}
@@ -176,7 +177,7 @@ func fillFacts(fb *fileBuild, hs func(...string)) {
 				}
 				name, member = r.Object, r.Name
 			}
-			if containsStr(fb.lang.selfNames, name) {
+			if slices.Contains(fb.lang.selfNames, name) {
 				continue // self.m(): the class hierarchy's business
 			}
 			if f := paramOwner(fb, ff, name, r.Def); f >= 0 {
@@ -210,7 +211,7 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 		if _, ok := fb.nested[nestKey{d, name}]; ok {
 			return -1
 		}
-		if containsStr(ff.params[d], name) {
+		if slices.Contains(ff.params[d], name) {
 			return d
 		}
 		if fb.locals[nestKey{d, name}] {
@@ -283,7 +284,7 @@ func sigParamTexts(sig, name string) []string {
 // attribute x of the enclosing class.
 func flowKey(fb *fileBuild, name string, def int32) (hintKey, bool) {
 	if obj, rest, ok := strings.Cut(name, "."); ok {
-		if !containsStr(fb.lang.selfNames, obj) || strings.Contains(rest, ".") {
+		if !slices.Contains(fb.lang.selfNames, obj) || strings.Contains(rest, ".") {
 			return hintKey{}, false
 		}
 		ci := enclosingClassIdx(fb.fd, def)

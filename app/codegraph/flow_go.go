@@ -240,7 +240,7 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 	i := 0
 	switch {
 	case expr[0] == '(':
-		j := matchClose(expr, 0)
+		j := groupEnd(expr, 0)
 		if j < 0 {
 			return goEnt{}
 		}
@@ -260,7 +260,7 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 		switch expr[i] {
 		case '.':
 			if i+1 < len(expr) && expr[i+1] == '(' {
-				j := matchClose(expr, i+1)
+				j := groupEnd(expr, i+1)
 				if j < 0 {
 					return goEnt{}
 				}
@@ -284,14 +284,14 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 			}
 			i = k
 		case '(':
-			j := matchClose(expr, i)
+			j := groupEnd(expr, i)
 			if j < 0 {
 				return goEnt{}
 			}
 			e = ev.call(fb, def, e, expr[i+1:j], depth)
 			i = j + 1
 		case '[':
-			j := matchClose(expr, i)
+			j := groupEnd(expr, i)
 			if j < 0 {
 				return goEnt{}
 			}
@@ -302,7 +302,7 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 				return goEnt{}
 			}
 			e = goEnt{kind: geValue, typ: e.typ}
-			j := matchClose(expr, i)
+			j := groupEnd(expr, i)
 			if j < 0 {
 				return e
 			}
@@ -408,7 +408,7 @@ func (ev *goEval) fromHints(fb *fileBuild, scope int32, name string, ts []string
 		case pos == 1:
 			return ev.index(x)
 		case strings.HasPrefix(te, "map["):
-			j := matchClose(te, 3)
+			j := groupEnd(te, 3)
 			if j < 0 {
 				return goEnt{}
 			}
@@ -647,13 +647,13 @@ func (ev *goEval) index(e goEnt) goEnt {
 	var el string
 	switch {
 	case strings.HasPrefix(t, "map["):
-		j := matchClose(t, 3)
+		j := groupEnd(t, 3)
 		if j < 0 {
 			return goEnt{}
 		}
 		el = t[j+1:]
 	case strings.HasPrefix(t, "["):
-		j := matchClose(t, 0)
+		j := groupEnd(t, 0)
 		if j < 0 {
 			return goEnt{}
 		}
@@ -670,33 +670,6 @@ func (ev *goEval) index(e goEnt) goEnt {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80
-}
-
-// matchClose returns the index of the bracket closing the one at s[open],
-// skipping string and rune literals; -1 when unbalanced.
-func matchClose(s string, open int) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		case '"', '\'', '`':
-			j := i + 1
-			for j < len(s) && s[j] != c {
-				if s[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			i = j
-		}
-	}
-	return -1
 }
 
 // topLevelIndex returns the index of the first c outside brackets and

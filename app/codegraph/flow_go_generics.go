@@ -72,7 +72,7 @@ func goConstraint(sig, name, param string) (string, bool) {
 		return "", false
 	}
 	s := sig[i+len(name):]
-	j := matchClose(s, 0)
+	j := groupEnd(s, 0)
 	if j < 0 {
 		return "", false
 	}

@@ -29,7 +29,7 @@ func goParamName(sig, name string, k int) string {
 	}
 	s := sig[i+1+len(name):]
 	if s[0] == '[' {
-		j := matchClose(s, 0)
+		j := groupEnd(s, 0)
 		if j < 0 {
 			return ""
 		}
@@ -38,7 +38,7 @@ func goParamName(sig, name string, k int) string {
 	if s == "" || s[0] != '(' {
 		return ""
 	}
-	j := matchClose(s, 0)
+	j := groupEnd(s, 0)
 	if j < 0 {
 		return ""
 	}

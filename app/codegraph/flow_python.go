@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -201,11 +202,11 @@ func (b *builder) pySubclassMembers(fb *fileBuild, def int32, name string) []str
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
 		for _, s := range b.subs[queue[i]] {
-			if len(queue) >= maxSubclassWalk || containsStr(queue, s) {
+			if len(queue) >= maxSubclassWalk || slices.Contains(queue, s) {
 				continue
 			}
 			queue = append(queue, s)
-			if id, ok := b.member(s, name, false); ok && !containsStr(out, id) {
+			if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
 				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
 					out = append(out, id)
 				}
@@ -264,11 +265,11 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 		}
 		switch {
 		case v.inst:
-			if id, ok := fe.b.member(v.id, "__call__", false); ok && !containsStr(out, id) {
+			if id, ok := fe.b.member(v.id, "__call__", false); ok && !slices.Contains(out, id) {
 				out = append(out, id)
 			}
 		default:
-			if n := fe.b.nodeByID[v.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !containsStr(out, v.id) {
+			if n := fe.b.nodeByID[v.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -412,14 +413,7 @@ func (fe *flowEval) elemsOf(vs []flowVal, subscript bool, depth int) []flowVal {
 }
 
 // asElems marks values as put into a container.
-func asElems(vs []flowVal) []flowVal {
-	out := make([]flowVal, 0, len(vs))
-	for _, v := range vs {
-		v.elem = true
-		out = addVals(out, v)
-	}
-	return out
-}
+func asElems(vs []flowVal) []flowVal { return markVals(vs, func(v *flowVal) { v.elem = true }) }
 
 // splitSubscript splits "x.y[k]" into "x.y" and true (the last top-level
 // subscript), "" and false when e does not end in one.
@@ -452,7 +446,7 @@ func (fe *flowEval) classExpr(fb *fileBuild, scope int32, obj string) bool {
 	if i := strings.LastIndexByte(obj, '.'); i > 0 {
 		pre, name = obj[:i], obj[i+1:]
 	}
-	if containsStr(fb.lang.selfNames, obj) {
+	if slices.Contains(fb.lang.selfNames, obj) {
 		return obj == "cls"
 	}
 	id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: pre, Def: scope}, 0)

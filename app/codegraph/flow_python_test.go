@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func outEdges(t *testing.T, g *Graph, from string, kind EdgeKind) []string {
 	out := []string{}
 	for _, e := range g.Out(byQual(t, g, from).ID, kind) {
 		n, _ := g.Node(e.To)
-		if !containsStr(out, n.QualName) {
+		if !slices.Contains(out, n.QualName) {
 			out = append(out, n.QualName)
 		}
 	}

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,7 +40,7 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			}
 		}
 		handled = len(targets) > 0
-		if !handled && r.Kind == refCall && fb.lang.family == "python" && containsStr(fb.lang.selfNames, r.Object) {
+		if !handled && r.Kind == refCall && fb.lang.family == "python" && slices.Contains(fb.lang.selfNames, r.Object) {
 			// self.m() where only subclasses define m (abstract by omission).
 			for _, d := range b.pySubclassMembers(fb, r.Def, r.Name) {
 				res.addEdge(src, d, EdgeDispatches, r.Line)
@@ -66,7 +67,7 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			continue
 		}
 		cls := n.Parent
-		if containsStr(fb.lang.selfNames, r.Object) {
+		if slices.Contains(fb.lang.selfNames, r.Object) {
 			if c, ok := b.enclosingClass(fb, r.Def); ok {
 				cls = c
 			}
@@ -110,12 +111,12 @@ func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, strin
 		if bound && d.Kind == KindMethod && loc.fb.lang.family == "python" && !strings.Contains(d.Sig, "@staticmethod") {
 			n++
 		}
-		if n >= len(ps) || containsStr(ps[:n+1], "*") {
+		if n >= len(ps) || slices.Contains(ps[:n+1], "*") {
 			return loc, "", false
 		}
 		return loc, ps[n], true
 	}
-	return loc, slot, containsStr(ps, slot)
+	return loc, slot, slices.Contains(ps, slot)
 }
 
 // resolveFlowArg binds a call through a parameter to the functions an
@@ -228,7 +229,7 @@ func (fe *flowEval) wrappers(id string) []string {
 	var out []string
 	for _, d := range loc.fb.facts.decos[loc.idx] {
 		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
-			if n := fe.b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !containsStr(out, v.id) {
+			if n := fe.b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -600,7 +601,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 // unboundCall reports a method called through its class (C.m(obj, x)): the
 // first argument is self, not the first declared parameter after it.
 func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
-	if obj == "" || !isDottedIdent(obj) || containsStr(fb.lang.selfNames, obj) {
+	if obj == "" || !isDottedIdent(obj) || slices.Contains(fb.lang.selfNames, obj) {
 		return false
 	}
 	name, pre := obj, ""
@@ -632,7 +633,7 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 		ids[0] = init
 	} else if n.Kind == KindMethod && obj != "" && fb.lang.family == "python" && !strings.HasPrefix(obj, "super(") {
 		cls := n.Parent
-		if containsStr(fb.lang.selfNames, obj) {
+		if slices.Contains(fb.lang.selfNames, obj) {
 			if c, ok := fe.b.enclosingClass(fb, r.Def); ok {
 				cls = c
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -566,7 +567,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	seenImp := map[string]bool{}
 	var fileOrder []string
 	for _, n := range order {
-		if n.Kind == KindFile || containsStr(fileOrder, n.Path) {
+		if n.Kind == KindFile || slices.Contains(fileOrder, n.Path) {
 			continue
 		}
 		fileOrder = append(fileOrder, n.Path)

@@ -37,7 +37,7 @@ func goArity(sig, name string) (params, results int, ok bool) {
 	}
 	s := sig[i+len(name):]
 	if s[0] == '[' {
-		j := matchClose(s, 0)
+		j := groupEnd(s, 0)
 		if j < 0 {
 			return 0, 0, false
 		}
@@ -46,7 +46,7 @@ func goArity(sig, name string) (params, results int, ok bool) {
 	if s == "" || s[0] != '(' {
 		return 0, 0, false
 	}
-	j := matchClose(s, 0)
+	j := groupEnd(s, 0)
 	if j < 0 {
 		return 0, 0, false
 	}
@@ -55,7 +55,7 @@ func goArity(sig, name string) (params, results int, ok bool) {
 	switch {
 	case rest == "":
 	case rest[0] == '(':
-		k := matchClose(rest, 0)
+		k := groupEnd(rest, 0)
 		if k < 0 {
 			return 0, 0, false
 		}

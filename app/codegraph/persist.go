@@ -59,20 +59,6 @@ type snapshot struct {
 	ranks    []float64 // global PageRank by node index; nil when not stored
 }
 
-// snapWriter is a growable buffer with varint helpers.
-type snapWriter struct{ b []byte }
-
-func (w *snapWriter) uv(v uint64)  { w.b = binary.AppendUvarint(w.b, v) }
-func (w *snapWriter) iv(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *snapWriter) str(s string) { w.uv(uint64(len(s))); w.b = append(w.b, s...) }
-func (w *snapWriter) byte1(v bool) {
-	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
-	}
-}
-
 // strTable interns strings while encoding.
 type strTable struct {
 	idx  map[string]uint32
@@ -89,27 +75,27 @@ func (t *strTable) id(s string) uint64 {
 	return uint64(i)
 }
 
-func encodeHeader(w *snapWriter, h *snapHeader) {
-	w.str(h.version)
-	w.uv(uint64(len(h.stamps)))
+func encodeHeader(w *encoder, h *snapHeader) {
+	w.s(h.version)
+	w.u(uint64(len(h.stamps)))
 	for _, s := range h.stamps {
 		encodeStamp(w, s)
 	}
-	w.uv(uint64(len(h.walkProb)))
+	w.u(uint64(len(h.walkProb)))
 	for _, p := range h.walkProb {
-		w.str(p.Path)
-		w.str(p.Reason)
-		w.byte1(p.Skipped)
+		w.s(p.Path)
+		w.s(p.Reason)
+		w.bool(p.Skipped)
 	}
 	encodeStamp(w, h.env)
 }
 
-func encodeStamp(w *snapWriter, s fileStamp) {
-	w.str(s.rel)
-	w.iv(s.size)
-	w.iv(s.modTime)
-	w.str(s.lang)
-	w.str(s.eco)
+func encodeStamp(w *encoder, s fileStamp) {
+	w.s(s.rel)
+	w.i(s.size)
+	w.i(s.modTime)
+	w.s(s.lang)
+	w.s(s.eco)
 }
 
 // Sections of a snapshot (see the layout above). Arrays of uint32 and
@@ -169,7 +155,7 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
 	}
-	var hw snapWriter
+	var hw encoder
 	encodeHeader(&hw, h)
 	secs := make([][]byte, numSections+1)
 	secs[secHeader] = hw.b
@@ -334,91 +320,91 @@ func i32Bytes(v []int32) []byte {
 
 // encodeRest writes what only the full decode needs, as varints.
 func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]uint32) ([]byte, error) {
-	var rw snapWriter
+	var rw encoder
 	nodeList := func(ns []*Node) error {
 		if ns == nil {
-			rw.uv(0)
+			rw.u(0)
 			return nil
 		}
-		rw.uv(uint64(len(ns)) + 1)
+		rw.u(uint64(len(ns)) + 1)
 		for _, n := range ns {
 			i, ok := nodeIdx[n]
 			if !ok {
 				return fmt.Errorf("encode graph: node %q is listed but not in the node list", n.ID)
 			}
-			rw.uv(uint64(i))
+			rw.u(uint64(i))
 		}
 		return nil
 	}
 	for _, m := range []map[string][]*Node{g.children, g.byFile} {
-		rw.uv(uint64(len(m)))
+		rw.u(uint64(len(m)))
 		for _, k := range sortedKeys(m) {
-			rw.uv(st.id(k))
+			rw.u(st.id(k))
 			if err := nodeList(m[k]); err != nil {
 				return nil, err
 			}
 		}
 	}
-	rw.uv(uint64(len(g.fileNode)))
+	rw.u(uint64(len(g.fileNode)))
 	for _, k := range sortedKeys(g.fileNode) {
 		i, ok := nodeIdx[g.fileNode[k]]
 		if !ok {
 			return nil, fmt.Errorf("encode graph: file node of %q not in the node list", k)
 		}
-		rw.uv(st.id(k))
-		rw.uv(uint64(i))
+		rw.u(st.id(k))
+		rw.u(uint64(i))
 	}
-	rw.uv(uint64(len(g.envNames)))
+	rw.u(uint64(len(g.envNames)))
 	for _, k := range sortedKeys(g.envNames) {
-		rw.uv(st.id(k))
-		rw.uv(uint64(len(g.envNames[k])))
+		rw.u(st.id(k))
+		rw.u(uint64(len(g.envNames[k])))
 		for _, s := range g.envNames[k] {
-			rw.uv(st.id(s))
+			rw.u(st.id(s))
 		}
 	}
-	rw.byte1(g.envVals != nil)
-	rw.uv(uint64(len(g.envVals)))
+	rw.bool(g.envVals != nil)
+	rw.u(uint64(len(g.envVals)))
 	for _, k := range sortedKeys(g.envVals) {
-		rw.uv(st.id(k))
-		rw.uv(st.id(g.envVals[k]))
+		rw.u(st.id(k))
+		rw.u(st.id(g.envVals[k]))
 	}
-	rw.uv(uint64(len(g.imports)))
+	rw.u(uint64(len(g.imports)))
 	for _, k := range sortedKeys(g.imports) {
-		rw.uv(st.id(k))
+		rw.u(st.id(k))
 		sp := g.imports[k]
 		if sp == nil {
-			rw.uv(0)
+			rw.u(0)
 			continue
 		}
-		rw.uv(uint64(len(sp)) + 1)
+		rw.u(uint64(len(sp)) + 1)
 		for _, s := range sp {
-			rw.uv(uint64(s.start))
-			rw.uv(uint64(s.end))
-			rw.byte1(s.external)
+			rw.u(uint64(s.start))
+			rw.u(uint64(s.end))
+			rw.bool(s.external)
 		}
 	}
-	rw.uv(uint64(len(g.globals)))
+	rw.u(uint64(len(g.globals)))
 	for _, k := range sortedKeys(g.globals) {
-		rw.uv(st.id(k))
+		rw.u(st.id(k))
 		gl := g.globals[k]
-		rw.uv(uint64(len(gl)))
+		rw.u(uint64(len(gl)))
 		for _, r := range gl {
-			rw.uv(st.id(r.Name))
-			rw.uv(uint64(r.Start))
-			rw.uv(uint64(r.End))
+			rw.u(st.id(r.Name))
+			rw.u(uint64(r.Start))
+			rw.u(uint64(r.End))
 		}
 	}
-	rw.uv(uint64(len(problems)))
+	rw.u(uint64(len(problems)))
 	for _, p := range problems {
-		rw.uv(st.id(p.Path))
-		rw.uv(st.id(p.Reason))
-		rw.byte1(p.Skipped)
+		rw.u(st.id(p.Path))
+		rw.u(st.id(p.Reason))
+		rw.bool(p.Skipped)
 	}
 	sj, err := json.Marshal(g.stats)
 	if err != nil {
 		return nil, fmt.Errorf("encode graph stats: %w", err)
 	}
-	rw.str(string(sj))
+	rw.s(string(sj))
 	return rw.b, nil
 }
 
@@ -446,24 +432,15 @@ func (r *snapReader) fail(what string) {
 	}
 }
 
-func (r *snapReader) uv() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("number")
-		return 0
-	}
-	r.off += n
-	return v
-}
+func (r *snapReader) uv() uint64 { return readVarint(r, binary.Uvarint) }
+func (r *snapReader) iv() int64  { return readVarint(r, binary.Varint) }
 
-func (r *snapReader) iv() int64 {
+// readVarint reads one number with dec (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](r *snapReader, dec func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b[r.off:])
+	v, n := dec(r.b[r.off:])
 	if n <= 0 {
 		r.fail("number")
 		return 0

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -49,16 +47,9 @@ type Reader struct {
 // extractor changed): the caller then uses Open, which rebuilds. A damaged
 // or cut-off file is an error (Open reports and rebuilds it too).
 func OpenReader(ctx context.Context, root string, opts Options) (*Reader, error) {
-	abs, err := filepath.Abs(root)
+	abs, err := projectDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", root, err)
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", root, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("open %s: not a directory", root)
+		return nil, err
 	}
 	if opts.NoCache {
 		return nil, nil

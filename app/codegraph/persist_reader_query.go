@@ -65,20 +65,11 @@ func (r *Reader) Resolve(arg string) (n *Node, err error) {
 	if len(bySuffix) > 0 {
 		return pickNamed(arg, bySuffix)
 	}
-	hint := ""
 	ms, err := r.Search(arg, 3)
 	if err != nil {
 		return nil, err
 	}
-	if len(ms) > 0 {
-		var names []string
-		for _, m := range ms {
-			names = append(names, m.Node.QualName)
-		}
-		sort.Strings(names)
-		hint = " (did you mean: " + strings.Join(names, ", ") + "?)"
-	}
-	return nil, fmt.Errorf("no node named %q%s", arg, hint)
+	return nil, noNodeNamed(arg, ms)
 }
 
 // readerNames adapts the node records to the fuzzy matcher (names, or

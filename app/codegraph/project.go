@@ -192,21 +192,31 @@ func (p *Project) putExtractors(e map[*language]*extractor) {
 	p.idle = append(p.idle, e)
 }
 
+// projectDir returns root as an absolute path, or an error when it is not
+// an existing directory.
+func projectDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", root, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("open %s: not a directory", root)
+	}
+	return abs, nil
+}
+
 // Open indexes the project at root: it walks the folder, reuses cached parse
 // results for unchanged files, parses the rest in parallel and builds the
 // graph. Cancelling ctx stops it with ctx's error.
 func Open(ctx context.Context, root string, opts Options) (*Project, error) {
 	start := time.Now()
-	abs, err := filepath.Abs(root)
+	abs, err := projectDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", root, err)
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", root, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("open %s: not a directory", root)
+		return nil, err
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize

@@ -61,8 +61,14 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 	if len(bySuffix) > 0 {
 		return pickNamed(arg, bySuffix)
 	}
+	return nil, noNodeNamed(arg, g.Search(arg, 3))
+}
+
+// noNodeNamed is the error for a name nothing matched, suggesting the
+// closest matches ms.
+func noNodeNamed(arg string, ms []Match) error {
 	hint := ""
-	if ms := g.Search(arg, 3); len(ms) > 0 {
+	if len(ms) > 0 {
 		var names []string
 		for _, m := range ms {
 			names = append(names, m.Node.QualName)
@@ -70,7 +76,7 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 		sort.Strings(names)
 		hint = " (did you mean: " + strings.Join(names, ", ") + "?)"
 	}
-	return nil, fmt.Errorf("no node named %q%s", arg, hint)
+	return fmt.Errorf("no node named %q%s", arg, hint)
 }
 
 // pickNamed returns the one candidate a name matched, or an error listing
