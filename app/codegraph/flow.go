@@ -497,13 +497,18 @@ func (fe *flowEval) flowCallTargetsMay(fb *fileBuild, r refRec) ([]string, []boo
 	return out, may
 }
 
-// invertBases maps each class to its direct subclasses.
+// invertBases maps each class to its direct subclasses, sorted by ID (the
+// ranging over bases is in map order; dispatchTargets lists edges in this
+// order, so unsorted lists made the edge order differ run to run).
 func invertBases(bases map[string][]string) map[string][]string {
 	subs := map[string][]string{}
 	for c, bs := range bases {
 		for _, base := range bs {
 			subs[base] = append(subs[base], c)
 		}
+	}
+	for _, s := range subs {
+		slices.Sort(s)
 	}
 	return subs
 }

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -464,8 +465,8 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 		return nil
 	}
 	var out []flowVal
-	for d, decos := range fb.facts.decos {
-		for _, dc := range decos {
+	for _, d := range slices.Sorted(maps.Keys(fb.facts.decos)) { // map order would vary the values' order
+		for _, dc := range fb.facts.decos[d] {
 			if dc.expr != fb.fd.Defs[f].Name && !strings.HasSuffix(dc.expr, "."+fb.fd.Defs[f].Name) {
 				continue
 			}
@@ -551,11 +552,16 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 		}
 		seen := map[string]bool{}
 		fe.b.walkMRO(v.id, func(c string) bool {
-			for m, id := range fe.b.members[c] {
+			var ms []string
+			for m := range fe.b.members[c] {
 				if strings.HasPrefix(m, lit) && !seen[m] {
-					seen[m] = true
-					out = addVals(out, flowVal{id: id})
+					ms = append(ms, m)
 				}
+			}
+			slices.Sort(ms) // not map order: the edges' order would vary
+			for _, m := range ms {
+				seen[m] = true
+				out = addVals(out, flowVal{id: fe.b.members[c][m]})
 			}
 			return true
 		})
