@@ -174,6 +174,31 @@ type Sized interface{ Len() int }
 `,
 }
 
+// targetQuals lists the qualified names of the targets of id's edges of
+// kind, sorted, duplicates kept.
+func targetQuals(g *Graph, id string, kind EdgeKind) []string {
+	var out []string
+	for _, e := range g.Out(id, kind) {
+		c, _ := g.Node(e.To)
+		out = append(out, c.QualName)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// wantCallees checks that each function of want (its qualified name less
+// the prefix m) has calls edges to exactly the callees listed.
+func wantCallees(t *testing.T, g *Graph, m string, want map[string][]string) {
+	t.Helper()
+	for fn, callees := range want {
+		have := targetQuals(g, byQual(t, g, m+fn).ID, EdgeCalls)
+		sort.Strings(callees)
+		if strings.Join(have, " ") != strings.Join(callees, " ") {
+			t.Errorf("%s calls %v, want %v", fn, have, callees)
+		}
+	}
+}
+
 func TestGoTypeFlow(t *testing.T) {
 	g := openT(t, writeTree(t, goFlowProject), Options{NoCache: true}).Graph()
 	const m, d, o = "ex.com/m.", "ex.com/m/db.", "ex.com/m/other."
@@ -197,26 +222,9 @@ func TestGoTypeFlow(t *testing.T) {
 		"assertCall": {m + "anyGet", m + "T.M"},
 		"namedSlice": {m + "T.M", m + "T.Next", m + "Items.Len"},
 	}
-	for fn, callees := range want {
-		n := byQual(t, g, m+fn)
-		var have []string
-		for _, e := range g.Out(n.ID, EdgeCalls) {
-			c, _ := g.Node(e.To)
-			have = append(have, c.QualName)
-		}
-		sort.Strings(have)
-		sort.Strings(callees)
-		if strings.Join(have, " ") != strings.Join(callees, " ") {
-			t.Errorf("%s calls %v, want %v", fn, have, callees)
-		}
-	}
+	wantCallees(t, g, m, want)
 	// Interface dispatch: to each implementation (Ball through its embedded Box).
-	var disp []string
-	for _, e := range g.Out(byQual(t, g, m+"dispatch").ID, EdgeDispatches) {
-		c, _ := g.Node(e.To)
-		disp = append(disp, c.QualName)
-	}
-	sort.Strings(disp)
+	disp := targetQuals(g, byQual(t, g, m+"dispatch").ID, EdgeDispatches)
 	if strings.Join(disp, " ") != m+"Box.Area" {
 		t.Errorf("dispatch dispatches to %v, want [Box.Area]", disp)
 	}

@@ -1,7 +1,6 @@
 package codegraph
 
 import (
-	"sort"
 	"strings"
 	"testing"
 )
@@ -160,27 +159,10 @@ func TestGoValueFlow(t *testing.T) {
 		"longLiteral":      {m + "T.M"},
 		"usePkgLiteral":    {m + "T.M"},
 	}
-	for fn, callees := range want {
-		n := byQual(t, g, m+fn)
-		var have []string
-		for _, e := range g.Out(n.ID, EdgeCalls) {
-			c, _ := g.Node(e.To)
-			have = append(have, c.QualName)
-		}
-		sort.Strings(have)
-		sort.Strings(callees)
-		if strings.Join(have, " ") != strings.Join(callees, " ") {
-			t.Errorf("%s calls %v, want %v", fn, have, callees)
-		}
-	}
+	wantCallees(t, g, m, want)
 	// apply calls its parameter cb: each function or method value passed
 	// to it is a dispatch target of apply (not of the caller).
-	var disp []string
-	for _, e := range g.Out(byQual(t, g, m+"apply").ID, EdgeDispatches) {
-		c, _ := g.Node(e.To)
-		disp = append(disp, c.QualName)
-	}
-	sort.Strings(disp)
+	disp := targetQuals(g, byQual(t, g, m+"apply").ID, EdgeDispatches)
 	if strings.Join(disp, " ") != m+"T.N "+m+"helper" {
 		t.Errorf("apply dispatches to %v, want [T.N helper]", disp)
 	}

@@ -138,8 +138,8 @@ func TestJSValueFlowIncremental(t *testing.T) {
 }
 
 // applyEdit replaces from by to in file, updates p and compares its graph
-// with a fresh index of root.
-func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to string) {
+// with a fresh index of root; it returns the updated graph.
+func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to string) *Graph {
 	t.Helper()
 	path := filepath.Join(root, filepath.FromSlash(file))
 	src, err := os.ReadFile(path)
@@ -160,4 +160,5 @@ func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to stri
 	if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
 		t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
 	}
+	return g
 }

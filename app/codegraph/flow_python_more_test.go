@@ -1,11 +1,9 @@
 package codegraph
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestPythonTuplesAndAbstract checks the shapes of flow_python_tuples.go
@@ -214,21 +212,5 @@ func TestPythonTupleChainIsNotExponential(t *testing.T) {
 		}
 		b.WriteString("    a0.run()\n    return a0, x\n\n")
 	}
-	root := writeTree(t, map[string]string{"chain.py": b.String()})
-	done := make(chan error, 1)
-	go func() {
-		p, err := Open(context.Background(), root, Options{NoCache: true})
-		if err == nil {
-			p.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("indexing a 30-level tuple chain did not finish in 2 minutes")
-	}
+	indexWithin(t, map[string]string{"chain.py": b.String()}, "a 30-level tuple chain")
 }

@@ -1,11 +1,6 @@
 package codegraph
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -260,25 +255,7 @@ def use(t: T):
 		{"app.py", "t.value", "t.other"},                            // reads a plain method
 	}
 	for i, e := range edits {
-		path := filepath.Join(root, e.file)
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(src), e.from) {
-			t.Fatalf("edit %d: %q not in %s", i, e.from, e.file)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(src), e.from, e.to, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		g, err := p.UpdateFiles(context.Background(), []string{path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh := openT(t, root, Options{NoCache: true}).Graph()
-		if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
-			t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
-		}
+		g := applyEdit(t, p, root, i, e.file, e.from, e.to)
 		if i == 0 {
 			exactEdges(t, g, "app.use", EdgeCalls, "lib.f")
 		}
