@@ -3,11 +3,8 @@ package codegraph
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,16 +19,9 @@ import (
 // path: the first update after a load (which builds the incremental
 // builder), later one-file edits, and the background rewrite.
 func TestPersistScale(t *testing.T) {
-	root := os.Getenv("CODELOOM_SCALE_CORPUS")
-	if root == "" {
-		t.Skip("set CODELOOM_SCALE_CORPUS to a copy of a big corpus")
-	}
+	root := scaleCorpus(t)
 	ctx := context.Background()
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := processCPU
 	heap := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -148,29 +138,14 @@ func TestPersistScale(t *testing.T) {
 	}
 
 	// Updates after a load: the first builds the builder, then one-file edits.
-	target := ""
-	for _, cand := range []string{"argparse.py", "json/decoder.py", "fmt/print.go"} {
-		if _, err := os.Stat(filepath.Join(root, cand)); err == nil {
-			target = cand
-			break
-		}
-	}
+	target, full, orig := scaleTarget(t, root, "argparse.py", "json/decoder.py", "fmt/print.go")
 	if target == "" {
 		t.Log("no known file to edit; update figures skipped")
 		p2.Close()
 		return
 	}
-	full := filepath.Join(root, filepath.FromSlash(target))
-	orig, err := os.ReadFile(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	comment := "#"
-	if strings.HasSuffix(target, ".go") {
-		comment = "//"
-	}
 	edit := func(i int) {
-		os.WriteFile(full, append(append([]byte(nil), orig...), []byte("\n"+comment+" edit "+strings.Repeat("x", i%7)+"\n")...), 0o644)
+		os.WriteFile(full, commentEdited(orig, target, i), 0o644)
 	}
 	edit(0)
 	w, c = time.Now(), cpu()

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -28,16 +26,9 @@ import (
 // kinds — a comment appended, and a body edit that changes no name — each
 // the median of several, CPU (whole process) and wall.
 func TestUpdateScale(t *testing.T) {
-	root := os.Getenv("CODELOOM_SCALE_CORPUS")
-	if root == "" {
-		t.Skip("set CODELOOM_SCALE_CORPUS to a copy of a big corpus")
-	}
+	root := scaleCorpus(t)
 	ctx := context.Background()
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := processCPU
 	logf := func(what string, wall, c time.Duration) {
 		t.Logf("%-48s wall %8.1f ms  CPU %8.1f ms", what, float64(wall)/1e6, float64(c)/1e6)
 	}
@@ -57,35 +48,22 @@ func TestUpdateScale(t *testing.T) {
 		logf("open (from snapshot: "+boolStr(p.Report().FromSnapshot)+")", time.Since(w), cpu()-c)
 	}
 	defer p.Close()
-	target := ""
-	for _, cand := range []string{"argparse.py", "fmt/print.go"} {
-		if _, err := os.Stat(filepath.Join(root, cand)); err == nil {
-			target = cand
-			break
-		}
-	}
+	target, full, orig := scaleTarget(t, root, "argparse.py", "fmt/print.go")
 	if target == "" {
 		t.Skip("no argparse.py or fmt/print.go in the corpus")
-	}
-	full := filepath.Join(root, filepath.FromSlash(target))
-	orig, err := os.ReadFile(full)
-	if err != nil {
-		t.Fatal(err)
 	}
 	defer func() {
 		os.WriteFile(full, orig, 0o644)
 		p.UpdateFiles(ctx, []string{full})
 	}()
-	comment, body := "#", [2]string{"_('usage: ')", "_('Usage: ')"}
+	body := [2]string{"_('usage: ')", "_('Usage: ')"}
 	if strings.HasSuffix(target, ".go") {
-		comment, body = "//", [2]string{`"%!(EXTRA "`, `"%!(EXTRA: "`}
+		body = [2]string{`"%!(EXTRA "`, `"%!(EXTRA: "`}
 	}
 	if !strings.Contains(string(orig), body[0]) {
 		t.Fatalf("%s has no %q to edit", target, body[0])
 	}
-	commentEdit := func(i int) []byte {
-		return append(append([]byte(nil), orig...), []byte("\n"+comment+" edit "+strings.Repeat("x", i%7)+"\n")...)
-	}
+	commentEdit := func(i int) []byte { return commentEdited(orig, target, i) }
 	bodyEdit := func(i int) []byte {
 		if i%2 == 0 {
 			return []byte(strings.Replace(string(orig), body[0], body[1], 1))
