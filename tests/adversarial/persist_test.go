@@ -2,10 +2,8 @@ package adversarial
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -85,19 +83,7 @@ func TestPersistQueryBesideAHolder(t *testing.T) {
 	dir := persistProject(t)
 	persistIndexed(t, dir)
 	db := filepath.Join(dir, ".codeloom", "codeloom.db")
-	holder := exec.Command(bin, "exec", "--dir", dir, "--timeout", "90s", "--", "sleep", "90")
-	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { killGroup(holder.Process.Pid); holder.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !storeHeld(db) {
-		if time.Now().After(deadline) {
-			t.Fatal("the exec never held the store")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	holdStore(t, dir, db, 90)
 	r := run(t, limits{}, "index", dir)
 	r.bounded(t)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "loaded the persisted graph") {

@@ -146,16 +146,19 @@ func storeHeld(db string) bool {
 	return false
 }
 
-// A read-only query answers while another codeloom process (a long exec
-// that records into the store) holds the store for writing.
-func TestStoreQueryBesideAWriter(t *testing.T) {
-	dir, db := storeProject(t)
-	holder := exec.Command(bin, "exec", "--dir", dir, "--timeout", "60s", "--", "sleep", "60")
+// holdStore starts a `codeloom exec` of `sleep secs` in dir, which records
+// into the project's store and so holds bbolt's write lock on db, and waits
+// (30 s at most) until it holds it; its process group is killed when the
+// test ends.
+func holdStore(t *testing.T, dir, db string, secs int) {
+	t.Helper()
+	s := strconv.Itoa(secs)
+	holder := exec.Command(bin, "exec", "--dir", dir, "--timeout", s+"s", "--", "sleep", s)
 	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { killGroup(holder.Process.Pid); holder.Wait() }()
+	t.Cleanup(func() { killGroup(holder.Process.Pid); holder.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for !storeHeld(db) {
 		if time.Now().After(deadline) {
@@ -163,6 +166,13 @@ func TestStoreQueryBesideAWriter(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A read-only query answers while another codeloom process (a long exec
+// that records into the store) holds the store for writing.
+func TestStoreQueryBesideAWriter(t *testing.T) {
+	dir, db := storeProject(t)
+	holdStore(t, dir, db, 60)
 	for _, args := range [][]string{
 		{"query", dir, "search", "helper_7"},
 		{"query", dir, "rdeps", "helper_7"},
