@@ -258,45 +258,47 @@ func (b *codeBuf) indentUnit() string {
 }
 
 // backspace deletes the selection or the rune before the cursor.
-func (b *codeBuf) backspace() {
+func (b *codeBuf) backspace() { b.deleteRune(-1) }
+
+// deleteForward deletes the selection or the rune after the cursor.
+func (b *codeBuf) deleteForward() { b.deleteRune(1) }
+
+// deleteRune deletes the selection, else the rune before the cursor (dir
+// < 0) or after it: at a line's edge the line break, at the start or end of
+// the text nothing.
+func (b *codeBuf) deleteRune(dir int) {
 	if b.hasSelection() {
 		b.pushUndo("cut")
 		b.deleteSelection()
 		b.lastKind = ""
 		return
 	}
-	switch {
-	case b.cur.col > 0:
-		b.anchor = textPos{b.cur.row, b.cur.col - 1}
-	case b.cur.row > 0:
-		b.anchor = textPos{b.cur.row - 1, len(b.lines[b.cur.row-1])}
-	default:
+	p := b.stepRune(b.cur, dir)
+	if p == b.cur {
 		return
 	}
+	b.anchor = p
 	b.pushUndo("delete")
 	b.deleteSelection()
 	b.goalX = -1
 }
 
-// deleteForward deletes the selection or the rune after the cursor.
-func (b *codeBuf) deleteForward() {
-	if b.hasSelection() {
-		b.pushUndo("cut")
-		b.deleteSelection()
-		b.lastKind = ""
-		return
-	}
+// stepRune returns p moved one rune back (dir < 0) or forward, across a
+// line break at a line's edge; p itself at the start or end of the text.
+func (b *codeBuf) stepRune(p textPos, dir int) textPos {
 	switch {
-	case b.cur.col < len(b.lines[b.cur.row]):
-		b.anchor = textPos{b.cur.row, b.cur.col + 1}
-	case b.cur.row < len(b.lines)-1:
-		b.anchor = textPos{b.cur.row + 1, 0}
-	default:
-		return
+	case dir < 0 && p.col > 0:
+		p.col--
+	case dir < 0 && p.row > 0:
+		p.row--
+		p.col = len(b.lines[p.row])
+	case dir > 0 && p.col < len(b.lines[p.row]):
+		p.col++
+	case dir > 0 && p.row < len(b.lines)-1:
+		p.row++
+		p.col = 0
 	}
-	b.pushUndo("delete")
-	b.deleteSelection()
-	b.goalX = -1
+	return p
 }
 
 // displayCol is the screen column of rune col in line (tabs expanded).
@@ -351,19 +353,9 @@ func (b *codeBuf) move(key string, extend bool, page int) {
 	keep := false
 	switch key {
 	case "left":
-		if p.col > 0 {
-			p.col--
-		} else if p.row > 0 {
-			p.row--
-			p.col = len(b.lines[p.row])
-		}
+		p = b.stepRune(p, -1)
 	case "right":
-		if p.col < len(b.lines[p.row]) {
-			p.col++
-		} else if p.row < len(b.lines)-1 {
-			p.row++
-			p.col = 0
-		}
+		p = b.stepRune(p, 1)
 	case "up":
 		vertical(-1)
 		keep = true

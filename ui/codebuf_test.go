@@ -80,3 +80,29 @@ func TestNewlineInsideALineOnlyBreaksIt(t *testing.T) {
 		t.Fatalf("typing above a line: %q", got)
 	}
 }
+
+// TestCodeBufDeleteAtEdges: backspace and delete at the start and end of
+// the text do nothing (no undo step either); at a line's edge they join
+// the lines; consecutive deletes in both directions are one undo step.
+func TestCodeBufDeleteAtEdges(t *testing.T) {
+	b := newCodeBuf("ab\ncd")
+	b.backspace() // at the start of the text
+	b.moveTo(textPos{1, 2}, false)
+	b.deleteForward() // at its end
+	if got := b.text(); got != "ab\ncd" || len(b.undo) != 0 || b.cur != (textPos{1, 2}) {
+		t.Fatalf("delete at the text's edges: %q at %v, %d undo steps", got, b.cur, len(b.undo))
+	}
+	b.moveTo(textPos{0, 2}, false)
+	b.deleteForward() // joins the next line
+	if got := b.text(); got != "abcd" || b.cur != (textPos{0, 2}) {
+		t.Fatalf("delete at a line's end: %q at %v", got, b.cur)
+	}
+	b.deleteForward()
+	b.backspace()
+	if got := b.text(); got != "ad" || b.cur != (textPos{0, 1}) {
+		t.Fatalf("delete then backspace: %q at %v", got, b.cur)
+	}
+	if !b.undoLast() || b.text() != "ab\ncd" || b.undoLast() {
+		t.Fatalf("the deletes are not one undo step: %q", b.text())
+	}
+}
