@@ -628,29 +628,11 @@ func rusage(state *os.ProcessState) (user, sys time.Duration, maxRSS int64) {
 	user, sys = state.UserTime(), state.SystemTime()
 	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
 		maxRSS = ru.Maxrss * 1024
-		if maxRSS <= selfHWM() {
+		if maxRSS <= SelfPeakRSS() {
 			maxRSS = 0
 		}
 	}
 	return user, sys, maxRSS
-}
-
-// selfHWM is the runner's own peak RSS in bytes (VmHWM).
-func selfHWM() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }
 
 // signalName names signal number n ("" when unknown).

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"codeloom/runtime"
 )
 
 // timeline records when the steps of opening a project happened, in
@@ -109,21 +111,4 @@ func processStart() time.Time {
 
 // peakRSSMB is the process's peak resident memory in MiB (VmHWM), 0 when
 // unknown.
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, err := strconv.ParseFloat(f[0], 64)
-				if err == nil {
-					return kb / 1024
-				}
-			}
-		}
-	}
-	return 0
-}
+func peakRSSMB() float64 { return float64(runtime.SelfPeakRSS()) / (1 << 20) }
