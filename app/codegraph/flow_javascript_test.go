@@ -141,6 +141,22 @@ func TestJSValueFlowIncremental(t *testing.T) {
 // with a fresh index of root; it returns the updated graph.
 func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to string) *Graph {
 	t.Helper()
+	path := writeEdit(t, root, i, file, from, to)
+	g, err := p.UpdateFiles(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := openT(t, root, Options{NoCache: true}).Graph()
+	if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
+		t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
+	}
+	return g
+}
+
+// writeEdit replaces the first from by to in file (edit i, a slash path
+// under root), failing when from is not there; it returns the file's path.
+func writeEdit(t *testing.T, root string, i int, file, from, to string) string {
+	t.Helper()
 	path := filepath.Join(root, filepath.FromSlash(file))
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -152,13 +168,5 @@ func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to stri
 	if err := os.WriteFile(path, []byte(strings.Replace(string(src), from, to, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := p.UpdateFiles(context.Background(), []string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := openT(t, root, Options{NoCache: true}).Graph()
-	if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
-		t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
-	}
-	return g
+	return path
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -21,17 +20,7 @@ func TestAssemblePatchEqualsFull(t *testing.T) {
 		{"app.py", "unknown_func()", "pkg.util.env()"},
 	}
 	for i, e := range edits {
-		path := filepath.Join(root, filepath.FromSlash(e.file))
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(src), e.from) {
-			t.Fatalf("edit %d: %q not in %s", i, e.from, e.file)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(src), e.from, e.to, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := writeEdit(t, root, i, e.file, e.from, e.to)
 		before := p.b.fastBuilds
 		g, err := p.UpdateFiles(context.Background(), []string{path})
 		if err != nil {

@@ -2,9 +2,7 @@ package codegraph
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,17 +68,7 @@ func TestUpdatePatchEqualsFresh(t *testing.T) {
 	ctx := context.Background()
 	apply := func(i int, file, from, to string) {
 		t.Helper()
-		path := filepath.Join(root, filepath.FromSlash(file))
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(src), from) {
-			t.Fatalf("edit %d: %q not in %s", i, from, file)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(src), from, to, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeEdit(t, root, i, file, from, to)
 	}
 	check := func(i int, file string, wantFast bool) *Graph {
 		t.Helper()
