@@ -362,11 +362,13 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		return []flowVal{{id: v.id}}
 	}
 	var out []flowVal
+	found := false
 	fe.b.walkMRO(v.id, func(c string) bool {
 		loc, ok := fe.b.defLoc[c]
 		if !ok {
 			return true
 		}
+		found = true
 		if id, ok := fe.b.members[c][name]; ok {
 			if v.inst && fe.b.pyProperty(id) {
 				out = fe.returns(id, depth) // reading a property runs its getter
@@ -379,8 +381,12 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 			out = fe.srcs(loc.fb, ss, depth)
 			return false
 		}
+		found = false
 		return true
 	})
+	if !found && len(out) == 0 {
+		out = fe.pySubclassAttr(v, name, depth) // set by subclasses only (flow_python_subattr.go)
+	}
 	if v.may {
 		out = asMay(out)
 	}

@@ -192,28 +192,13 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 // subclasses dispatches to each of them.
 func (b *builder) pySubclassMembers(fb *fileBuild, def int32, name string) []string {
 	cls, ok := b.enclosingClass(fb, def)
-	if !ok || len(b.subs[cls]) == 0 || b.pyNames[name]&pyMethod == 0 {
+	if !ok {
 		return nil
 	}
 	if _, ok := b.member(cls, name, false); ok {
 		return nil
 	}
-	var out []string
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		for _, s := range b.subs[queue[i]] {
-			if len(queue) >= maxSubclassWalk || slices.Contains(queue, s) {
-				continue
-			}
-			queue = append(queue, s)
-			if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
-				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
-					out = append(out, id)
-				}
-			}
-		}
-	}
-	return out
+	return b.pySubclassMethods(cls, name)
 }
 
 // maxSubclassWalk bounds the classes pySubclassMembers visits.

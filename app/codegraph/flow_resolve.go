@@ -294,6 +294,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		for _, d := range dunders {
 			m, ok := b.member(v.id, d, false)
 			if !ok {
+				b.pyImplicitBySubclass(src, v, d, r, res) // flow_python_subattr.go
 				continue
 			}
 			addValEdge(res, src, m, v, r.Line)
