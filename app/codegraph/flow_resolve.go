@@ -256,6 +256,10 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		case pyCallToken:
 			b.resolvePyCallOf(fe, fb, r, src, res)
 			return
+		case "str", "repr", "{", "%", "format":
+			if b.resolvePyConvert(fe, fb, r, src, res) { // flow_python_format.go
+				return
+			}
 		case "raise", "=": // a constructor call; a setter or __setitem__
 		default:
 			if !b.pyAnyMethod(dunders) {

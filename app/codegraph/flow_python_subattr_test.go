@@ -1,0 +1,177 @@
+package codegraph
+
+import "testing"
+
+// TestPythonSubclassAttrs checks attributes and special methods a base
+// class leaves to its subclasses (flow_python_subattr.go) with exact edges:
+// self.addr read in Net, set only by V4Net and V6Net (a mixin's attribute
+// counts), reaches what they set, as dispatches; str(self) in a class
+// without __str__ dispatches to the subclasses' own.
+func TestPythonSubclassAttrs(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+class Addr4:
+    @property
+    def is_loopback(self):
+        return True
+
+    def __int__(self):
+        return 4
+
+    def show(self):
+        return "4"
+
+
+class Addr6:
+    @property
+    def is_loopback(self):
+        return False
+
+    def __int__(self):
+        return 6
+
+    def show(self):
+        return "6"
+
+
+class Flavour:
+    def parse(self, s):
+        return s
+
+
+_posix_flavour = Flavour()
+
+
+class Net:
+    def loop(self):
+        return self.addr.is_loopback
+
+    def num(self):
+        return int(self.addr)
+
+    def shown(self):
+        return self.addr.show()
+
+    def parts(self, s):
+        return self._flavour.parse(s)
+
+    def text(self):
+        return str(self)
+
+    def nothing(self):
+        return self.unset.show()
+
+
+class V4Net(Net):
+    def __init__(self):
+        self.addr = Addr4()
+
+    def __str__(self):
+        return "v4"
+
+
+class WithFlavour:
+    _flavour = _posix_flavour
+
+
+class V6Net(WithFlavour, Net):
+    def __init__(self):
+        self.addr = Addr6()
+
+
+class Lone:
+    def use(self):
+        return self.addr.show()
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "p.Net.loop", EdgeDispatches, "p.Addr4.is_loopback", "p.Addr6.is_loopback")
+	exactEdges(t, g, "p.Net.loop", EdgeCalls)
+	exactEdges(t, g, "p.Net.num", EdgeDispatches, "p.Addr4.__int__", "p.Addr6.__int__")
+	exactEdges(t, g, "p.Net.shown", EdgeDispatches, "p.Addr4.show", "p.Addr6.show")
+	// _flavour comes from V6Net's mixin WithFlavour.
+	exactEdges(t, g, "p.Net.parts", EdgeDispatches, "p.Flavour.parse")
+	exactEdges(t, g, "p.Net.text", EdgeDispatches, "p.V4Net.__str__")
+	exactEdges(t, g, "p.Net.text", EdgeCalls)
+	// unset is set nowhere; Lone has no subclasses.
+	exactEdges(t, g, "p.Net.nothing", EdgeDispatches)
+	exactEdges(t, g, "p.Lone.use", EdgeDispatches)
+	exactEdges(t, g, "p.Lone.use", EdgeCalls)
+}
+
+// TestPythonFormatting checks string conversions as implicit calls
+// (flow_python_format.go) with exact edges: %s/%r, f-string fields
+// (!r, {x=}, a format spec), str.format fields ({}, {0}, {k}, !r), str()
+// falling back on __repr__ (not for a str subclass) or on a class
+// attribute __str__ = __repr__, and __format__ for f-strings and .format
+// only.
+func TestPythonFormatting(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+class S:
+    def __str__(self):
+        return "s"
+
+    def __repr__(self):
+        return "S"
+
+
+class R:
+    def __repr__(self):
+        return "R"
+
+
+class Alias:
+    def __repr__(self):
+        return "A"
+
+    __str__ = __repr__
+
+
+class Word(str):
+    def __repr__(self):
+        return "W"
+
+
+class F:
+    def __format__(self, spec):
+        return "f"
+
+    def __str__(self):
+        return "F"
+
+
+def percent(s, r):
+    s = S()
+    r = R()
+    return '%s and %r, %d' % (s, s, r) + "%s" % r
+
+
+def fstr():
+    s = S()
+    f = F()
+    return f"{s!r} {f} {f:>10} {s=}"
+
+
+def dotformat():
+    s = S()
+    r = R()
+    return "{} {!r} {k}".format(s, r, k=S())
+
+
+def conv():
+    a = Alias()
+    w = Word("x")
+    r = R()
+    return str(a) + str(w) + str(r) + repr(S())
+
+
+def plain():
+    f = F()
+    return '%s' % f
+`}), Options{NoCache: true}).Graph()
+	// %d does not convert with __str__; % (r) would, but r is third.
+	exactEdges(t, g, "p.percent", EdgeCalls, "p.S", "p.R", "p.S.__str__", "p.S.__repr__", "p.R.__repr__")
+	exactEdges(t, g, "p.fstr", EdgeCalls, "p.S", "p.F", "p.S.__repr__", "p.F.__format__")
+	exactEdges(t, g, "p.dotformat", EdgeCalls, "p.S", "p.R", "p.S.__str__", "p.R.__repr__")
+	// Word derives from str: str.__str__ runs, not Word.__repr__.
+	exactEdges(t, g, "p.conv", EdgeCalls, "p.Alias", "p.Word", "p.R", "p.S", "p.Alias.__repr__", "p.R.__repr__", "p.S.__repr__")
+	// % runs str(), never __format__.
+	exactEdges(t, g, "p.plain", EdgeCalls, "p.F", "p.F.__str__")
+}
