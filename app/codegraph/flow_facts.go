@@ -106,6 +106,9 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			fb.flow[ak] = append(fb.flow[ak], src)
 		}
 	}
+	if marks != nil {
+		pyClassAttrStores(fb, hs) // C.x = v at module level (flow_python_classes.go)
+	}
 }
 
 // addFlowSrc records that src flows into k, hashing it when other files

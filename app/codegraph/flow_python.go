@@ -167,6 +167,9 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		if !ok || !b.pyProperty(m) {
 			continue
 		}
+		if sh, bySubs := b.pyGetterShadowed(v.id, m); !skipSelf && (sh || bySubs) {
+			continue // a class attribute replaces the property (flow_python_classes.go)
+		}
 		target := m
 		if store {
 			if target, ok = b.pySetter(m); !ok {
@@ -223,10 +226,8 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 			}
 			if init, ok := b.member(v.id, "__init__", false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
-				for _, o := range b.dispatchTargets(v.id, init) {
-					res.addEdge(src, o, EdgeDispatches, r.Line)
-				}
 			}
+			b.pySubclassInits(v.id, src, r.Line, res)
 		}
 		return
 	}

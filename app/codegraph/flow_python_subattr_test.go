@@ -175,3 +175,95 @@ def plain():
 	// % runs str(), never __format__.
 	exactEdges(t, g, "p.plain", EdgeCalls, "p.F", "p.F.__str__")
 }
+
+// TestPythonClassShapes checks flow_python_classes.go with exact edges:
+// `C.x = v` at module level is a class attribute of C; self.__class__(…)
+// and cls(…) dispatch to the subclasses' __init__; self.p(…) with p a base
+// @property that every concrete subclass replaces with a class attribute
+// calls no getter but what the attribute holds (dispatches from the base,
+// calls from a subclass whose own attribute it is), while a property that
+// an ordinary override replaces keeps its getter edge.
+func TestPythonClassShapes(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+class Net4:
+    def __init__(self, a):
+        self.a = a
+
+    def __contains__(self, x):
+        return True
+
+
+class Consts:
+    reserved = Net4(1)
+
+
+class Base:
+    @property
+    def _addr_class(self):
+        raise NotImplementedError
+
+    @property
+    def kind(self):
+        return 0
+
+    def make(self, x):
+        return self._addr_class(x)
+
+    def grow(self):
+        return self.__class__(1)
+
+    @classmethod
+    def build(cls):
+        return cls(2)
+
+    def sort(self):
+        return self.kind
+
+
+class A4:
+    def __init__(self, x):
+        self.x = x
+
+
+class A6:
+    def __init__(self, x):
+        self.x = x
+
+
+class V4(Base):
+    _addr_class = A4
+
+    def __init__(self, n):
+        self.n = n
+
+    def host(self):
+        return self._addr_class(3)
+
+    def reserved(self):
+        return self in self._consts.reserved
+
+
+class V6(Base):
+    _addr_class = A6
+
+    def __init__(self, n):
+        self.n = n
+
+    @property
+    def kind(self):
+        return 6
+
+
+V4._consts = Consts
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "p.Base.make", EdgeCalls)
+	exactEdges(t, g, "p.Base.make", EdgeDispatches, "p.A4", "p.A4.__init__", "p.A6", "p.A6.__init__")
+	exactEdges(t, g, "p.V4.host", EdgeCalls, "p.A4", "p.A4.__init__")
+	exactEdges(t, g, "p.Base.grow", EdgeDispatches, "p.V4.__init__", "p.V6.__init__")
+	exactEdges(t, g, "p.Base.build", EdgeDispatches, "p.V4.__init__", "p.V6.__init__")
+	exactEdges(t, g, "p.V4.reserved", EdgeCalls, "p.Net4.__contains__")
+	// kind is overridden by a property, not replaced: the getter runs for
+	// Base instances, V6's dispatches.
+	exactEdges(t, g, "p.Base.sort", EdgeCalls, "p.Base.kind")
+	exactEdges(t, g, "p.Base.sort", EdgeDispatches, "p.V6.kind")
+}

@@ -26,6 +26,9 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		(r.Name == "setter" || r.Name == "getter" || r.Name == "deleter") {
 		return true // @prop.setter: a method of the built-in property
 	}
+	if out == outResolved && b.pyCallProperty(fe, fb, r, src, target, res) {
+		return true // self.p(…), p a property the subclasses replace (flow_python_classes.go)
+	}
 	var targets []string
 	if out == outResolved {
 		targets = []string{target}
@@ -57,6 +60,7 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			if init, ok := b.member(t, ctorName(fb.lang), false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
 			}
+			b.pyDynamicInit(fb, r, t, src, res) // self.__class__(…), cls(…)
 		}
 		if r.Kind == refCall && (n.Kind == KindFunction || n.Kind == KindMethod) {
 			for _, w := range fe.wrappers(t) {
