@@ -46,6 +46,9 @@ type flowEval struct {
 	containerCls map[string]bool
 	instElems    map[string][]hintKey
 	instElemCls  []string // instElems' classes in the order they were found
+	// partners: Python classes fb combines at run time with
+	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
+	partners map[string][]pyPartner
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -289,7 +292,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		}
 		return nil
 	}
-	if slices.Contains(fb.lang.selfNames, name) {
+	if slices.Contains(fb.lang.selfNames, name) && !(name == "cls" && pyAssigned(fb, scope, name)) { // cls = d.get(k): a local
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
 			if name == "cls" {
 				return []flowVal{{id: cls}}

@@ -314,18 +314,31 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 
 // pyContainerAdds are the methods that put their first argument into the
 // container they are called on.
-var pyContainerAdds = map[string]bool{"append": true, "add": true, "appendleft": true}
+var pyContainerAdds = map[string]bool{"append": true, "add": true, "appendleft": true, "insert": true}
+
+// pyContainerMerges are the methods that put the elements of their first
+// argument (a container) into the container they are called on.
+var pyContainerMerges = map[string]bool{"update": true, "extend": true}
 
 // pyContainerAdd turns x.append(v) (an argument record) into a flow of v
 // into container x, as an element.
 func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, flowSrc, bool) {
 	slot, arg, ok := strings.Cut(r.Name, argSep)
 	i := strings.LastIndexByte(r.Object, '.')
-	if !ok || slot != "0" || i <= 0 || !pyContainerAdds[r.Object[i+1:]] || !isDottedIdent(arg) {
+	if !ok || i <= 0 || !isDottedIdent(arg) {
 		return hintKey{}, flowSrc{}, false
 	}
-	k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
-	return k, flowSrc{scope: r.Def, expr: arg, mode: flowElem}, ok
+	m := r.Object[i+1:]
+	switch {
+	case slot == "0" && pyContainerMerges[m]:
+		// x.update(y), x.extend(y): x holds y's elements, as y does.
+		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
+		return k, flowSrc{scope: r.Def, expr: arg}, ok
+	case slot == "0" && pyContainerAdds[m] && m != "insert", slot == "1" && m == "insert":
+		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
+		return k, flowSrc{scope: r.Def, expr: arg, mode: flowElem}, ok
+	}
+	return hintKey{}, flowSrc{}, false
 }
 
 // pyBoundKey names the variable a container store writes: x in the scope
@@ -470,6 +483,17 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 // type(x)(…) a new instance of it; getattr(o, "name") is o.name and
 // getattr(o, "prefix_" + s) any member of o whose name starts so.
 func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth int) ([]flowVal, bool) {
+	if obj, ok := strings.CutSuffix(e, ".copy()"); ok && isDottedIdent(obj) {
+		// d.copy() holds d's elements (a container's copy), or what a
+		// project class's copy method returns.
+		var out []flowVal
+		for _, v := range fe.expr(fb, scope, obj, depth+1) {
+			if v.elem {
+				out = addVals(out, v)
+			}
+		}
+		return addVals(out, fe.callResult(fe.expr(fb, scope, obj+".copy", depth+1), depth+1)...), true
+	}
 	open := strings.IndexByte(e, '(')
 	if open <= 0 || !strings.HasSuffix(e, ")") {
 		return nil, false
@@ -633,6 +657,22 @@ func pyCopies(fd *fileData) map[pyStoreKey]string {
 		out[pyStoreKey{r.Object, r.Line, r.Def}] = arg
 	}
 	return out
+}
+
+// pyElemGets are the container methods whose result is one of the
+// container's elements (x = d.get(k)): an assigned call of one is read as
+// the expression d.get() (flow.go's expr), not as d.get's result.
+var pyElemGets = []string{".get", ".pop", ".setdefault", ".copy"}
+
+// pyElemCall reports an assigned callee whose result is read as an element
+// of its receiver (or, for .copy, as the receiver).
+func pyElemCall(callee string) bool {
+	for _, m := range pyElemGets {
+		if strings.HasSuffix(callee, m) && len(callee) > len(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // pyCallingBuiltins are the built-ins that call a function handed to them

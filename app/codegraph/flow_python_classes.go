@@ -161,3 +161,107 @@ func (b *builder) pyGetterShadowed(cls, getter string) (shadowed, bySubs bool) {
 	}
 	return false, true
 }
+
+// pyPartner is a class combined with another by type(name, bases, d):
+// before tells that it comes first in the bases (its methods override the
+// other's).
+type pyPartner struct {
+	cls    string
+	before bool
+}
+
+// pyCallShapes adds what flow_python_classes.go knows about a call on self
+// or cls: a property the subclasses replace (pyCallProperty) and the
+// methods of the classes fb combines with self's class at run time (a
+// mixin's self.init() reaches the init of the class put before it, its
+// cls.parse() the parse it lacks). It reports that the call needs nothing
+// more.
+func (b *builder) pyCallShapes(fe *flowEval, fb *fileBuild, r refRec, src, target string, out outcome, res *fileResult) bool {
+	if fb.lang.family != "python" || r.Kind != refCall {
+		return false
+	}
+	isSuper := r.Object == "super()"
+	if !isSuper && !slices.Contains(fb.lang.selfNames, r.Object) {
+		return false
+	}
+	if out == outResolved && !isSuper && b.pyCallProperty(fe, fb, r, src, target, res) {
+		return true
+	}
+	if isSuper && out == outResolved {
+		return false
+	}
+	if out == outBuiltin {
+		return false
+	}
+	cls, ok := b.enclosingClass(fb, r.Def)
+	if !ok {
+		return false
+	}
+	added := false
+	for _, p := range fe.pyPartners()[cls] {
+		if out == outResolved && !p.before || isSuper && p.before {
+			continue // cls's own method wins over those after it; super() looks after it
+		}
+		m, ok := b.member(p.cls, r.Name, false)
+		if !ok || m == target {
+			continue
+		}
+		if n := b.nodeByID[m]; n != nil && n.Kind == KindMethod {
+			res.addEdge(src, m, EdgeDispatches, r.Line)
+			added = true
+		}
+	}
+	return added && out != outResolved
+}
+
+// pyPartners returns, by class, the classes fb combines it with at run time
+// (type(name, (A, B), {}), each base evaluated through values).
+func (fe *flowEval) pyPartners() map[string][]pyPartner {
+	if fe.partners != nil {
+		return fe.partners
+	}
+	fe.partners = map[string][]pyPartner{}
+	fb := fe.fb
+	for _, r := range fb.fd.Refs {
+		if r.Kind != refImplicit || r.Name != "type" || !strings.HasPrefix(r.Object, "(") || !strings.HasSuffix(r.Object, ")") {
+			continue
+		}
+		var sets [][]string
+		for _, item := range splitTop(r.Object[1 : len(r.Object)-1]) {
+			var set []string
+			for _, v := range fe.expr(fb, r.Def, strings.TrimSpace(item), 0) {
+				if n := fe.b.nodeByID[v.id]; n != nil && n.Kind == KindClass && !v.inst && !v.elem && !slices.Contains(set, v.id) {
+					set = append(set, v.id)
+				}
+			}
+			sets = append(sets, set)
+		}
+		for i, si := range sets {
+			for _, sj := range sets[i+1:] {
+				for _, x := range si {
+					for _, y := range sj {
+						if x == y {
+							continue
+						}
+						fe.partners[y] = addPartner(fe.partners[y], pyPartner{x, true})
+						fe.partners[x] = addPartner(fe.partners[x], pyPartner{y, false})
+					}
+				}
+			}
+		}
+	}
+	return fe.partners
+}
+
+func addPartner(ps []pyPartner, p pyPartner) []pyPartner {
+	if slices.Contains(ps, p) {
+		return ps
+	}
+	return append(ps, p)
+}
+
+// pyAssigned reports that name is assigned in scope (a local cls).
+func pyAssigned(fb *fileBuild, scope int32, name string) bool {
+	_, ok := fb.flow[hintKey{scope: scope, name: name}]
+	return ok
+}

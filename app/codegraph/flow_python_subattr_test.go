@@ -267,3 +267,68 @@ V4._consts = Consts
 	exactEdges(t, g, "p.Base.sort", EdgeCalls, "p.Base.kind")
 	exactEdges(t, g, "p.Base.sort", EdgeDispatches, "p.V6.kind")
 }
+
+// TestPythonRuntimeClasses checks classes built with type(name, (A, B),
+// {}) (flow_python_classes.go) and the container shapes they need, with
+// exact edges: the registry's classes reach `cls` through d.update(m),
+// d.get(k) and a local named cls; in BaseHeader (put last), cls.parse()
+// dispatches to the parse of each class put before it, self.init() also to
+// their overrides (self rebound by __new__ stays self), and super().init()
+// in those classes reaches BaseHeader's. A class never combined gets
+// nothing.
+func TestPythonRuntimeClasses(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"h.py": `
+class BaseHeader(str):
+    def __new__(cls, name, value):
+        kwds = {'defects': []}
+        cls.parse(value, kwds)
+        self = str.__new__(cls, kwds['decoded'])
+        self.init(name, **kwds)
+        return self
+
+    def init(self, name, **kw):
+        self._name = name
+
+
+class Unstructured:
+    @classmethod
+    def parse(cls, value, kwds):
+        kwds['decoded'] = value
+
+
+class DateHeader:
+    @classmethod
+    def parse(cls, value, kwds):
+        kwds['decoded'] = value
+
+    def init(self, *args, **kw):
+        super().init(*args, **kw)
+
+
+class Lonely:
+    def init(self):
+        super().init()
+
+
+_default_header_map = {
+    'subject': Unstructured,
+    'date': DateHeader,
+}
+
+
+class HeaderRegistry:
+    def __init__(self, base_class=BaseHeader):
+        self.registry = {}
+        self.base_class = base_class
+        self.registry.update(_default_header_map)
+
+    def __getitem__(self, name):
+        cls = self.registry.get(name.lower())
+        return type('_' + cls.__name__, (cls, self.base_class), {})
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "h.BaseHeader.__new__", EdgeCalls, "h.BaseHeader.init")
+	exactEdges(t, g, "h.BaseHeader.__new__", EdgeDispatches, "h.Unstructured.parse", "h.DateHeader.parse", "h.DateHeader.init")
+	exactEdges(t, g, "h.DateHeader.init", EdgeDispatches, "h.BaseHeader.init")
+	exactEdges(t, g, "h.Lonely.init", EdgeDispatches)
+	exactEdges(t, g, "h.Lonely.init", EdgeCalls)
+}

@@ -26,8 +26,8 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		(r.Name == "setter" || r.Name == "getter" || r.Name == "deleter") {
 		return true // @prop.setter: a method of the built-in property
 	}
-	if out == outResolved && b.pyCallProperty(fe, fb, r, src, target, res) {
-		return true // self.p(…), p a property the subclasses replace (flow_python_classes.go)
+	if b.pyCallShapes(fe, fb, r, src, target, out, res) {
+		return true // self.m(…): flow_python_classes.go
 	}
 	var targets []string
 	if out == outResolved {

@@ -79,6 +79,7 @@ const pythonQuery = `
 (interpolation "{" @name [(identifier) (attribute) (call) (subscript)]) @object @ref.implicit
 (binary_operator left: (string) operator: "%" @name right: [(identifier) (attribute) (tuple) (parenthesized_expression)]) @object @ref.implicit
 (call function: (attribute object: (string) attribute: (identifier) @name) arguments: (argument_list)) @object @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . (_) . (tuple) @object)) @ref.implicit
 (with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
 (with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
 (raise_statement [(identifier) (attribute)] @object) @ref.implicit
@@ -293,8 +294,10 @@ var pyImplicit = map[string][]string{
 	"not in": {"__contains__"},
 	// String formatting (flow_python_format.go): an f-string field, and
 	// "%" and "format" when the expression starts with the literal.
-	"{":   {"__str__"},
-	"int": {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
+	// type(name, (A, B), {}): a class made at run time (flow_python_classes.go).
+	"type": {"<type>"},
+	"{":    {"__str__"},
+	"int":  {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
 	// Operators: the left operand's method (its reflected one is not looked
 	// at); where several are listed the first the class has runs (x += y
 	// falls back on __add__, x != y on __eq__).
