@@ -108,6 +108,8 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 		out = asElems(out)
 	case flowIter:
 		out = fe.elemsOf(out, false, depth+1)
+	case flowNest:
+		out = asNested(out) // flow_python.go
 	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the

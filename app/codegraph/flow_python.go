@@ -314,7 +314,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 
 // pyContainerAdds are the methods that put their first argument into the
 // container they are called on.
-var pyContainerAdds = map[string]bool{"append": true, "add": true, "appendleft": true, "insert": true}
+var pyContainerAdds = map[string]bool{"append": true, "add": true, "appendleft": true}
 
 // pyContainerMerges are the methods that put the elements of their first
 // argument (a container) into the container they are called on.
@@ -334,7 +334,7 @@ func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, 
 		// x.update(y), x.extend(y): x holds y's elements, as y does.
 		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
 		return k, flowSrc{scope: r.Def, expr: arg}, ok
-	case slot == "0" && pyContainerAdds[m] && m != "insert", slot == "1" && m == "insert":
+	case slot == "0" && pyContainerAdds[m]:
 		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
 		return k, flowSrc{scope: r.Def, expr: arg, mode: flowElem}, ok
 	}
@@ -399,8 +399,7 @@ func (fe *flowEval) elemsOf(vs []flowVal, subscript bool, depth int) []flowVal {
 	var out []flowVal
 	for _, v := range vs {
 		if v.elem {
-			v.elem = false
-			out = addVals(out, v)
+			out = addVals(out, unElem(v))
 		} else if v.inst {
 			if m, ok := fe.b.member(v.id, "__getitem__", false); ok && subscript {
 				out = addVals(out, fe.returns(m, depth)...)
@@ -411,8 +410,44 @@ func (fe *flowEval) elemsOf(vs []flowVal, subscript bool, depth int) []flowVal {
 	return out
 }
 
+// unElem takes value v (an element) out of its container: an element of
+// an inner container stays one, as a may value (which inner container
+// holds it is unknown).
+func unElem(v flowVal) flowVal {
+	if v.nest {
+		v.nest, v.may = false, true
+	} else {
+		v.elem = false
+	}
+	return v
+}
+
 // asElems marks values as put into a container.
 func asElems(vs []flowVal) []flowVal { return markVals(vs, func(v *flowVal) { v.elem = true }) }
+
+// flowNest is the mode of a source whose values are put, as elements of an
+// inner container, into the name's container (pyElemAlias).
+const flowNest flowMode = 3
+
+// asNested marks the elements among vs as held by an inner container.
+func asNested(vs []flowVal) []flowVal {
+	return markVals(vs, func(v *flowVal) { v.nest = v.elem })
+}
+
+// pyElemAlias records `registry = d.setdefault(k, {})` as an alias of one
+// of d's elements: what is stored into registry is also in d, one level
+// down (registry[v] = cls makes cls an element of an element of d).
+func pyElemAlias(fb *fileBuild, locals map[nestKey]bool, r refRec, hs func(...string)) {
+	d, ok := strings.CutSuffix(r.Object, ".setdefault")
+	if !ok || !isDottedIdent(d) || !isDottedIdent(r.Name) || strings.Contains(r.Name, ".") {
+		return
+	}
+	k, ok := pyBoundKey(fb, locals, d, r.Def)
+	if !ok {
+		return
+	}
+	addFlowSrc(fb, k, flowSrc{scope: r.Def, expr: r.Name, mode: flowNest}, hs)
+}
 
 // splitSubscript splits "x.y[k]" into "x.y" and true (the last top-level
 // subscript), "" and false when e does not end in one.

@@ -231,7 +231,7 @@ func (b *builder) resolvePyConvert(fe *flowEval, fb *fileBuild, r refRec, src st
 		return true
 	}
 	for _, a := range args {
-		if a.expr == "" || !isDottedIdent(strings.TrimSuffix(dropCallArgs(a.expr), "()")) {
+		if a.expr == "" || pyLitStart(a.expr) >= 0 {
 			continue
 		}
 		for _, v := range fe.topExpr(fb, r.Def, a.expr) {

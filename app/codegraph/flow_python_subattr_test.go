@@ -332,3 +332,64 @@ class HeaderRegistry:
 	exactEdges(t, g, "h.Lonely.init", EdgeDispatches)
 	exactEdges(t, g, "h.Lonely.init", EdgeCalls)
 }
+
+// TestPythonNestedContainers checks dicts of dicts and element aliases
+// with exact edges (argparse's registries): `registry =
+// self._registries.setdefault(name, {}); registry[value] = cls` puts cls
+// one level down in _registries, `self._registries[name].get(value)` takes
+// it out; as the inner dict is not known, calling it is a dispatch (to the
+// class and its __init__), never a call. A plain dict's d.get(k) and
+// d.copy() keep their elements; x.update(y) fills x with y's.
+func TestPythonNestedContainers(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+class Store:
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+class Append:
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+def identity(s):
+    return s
+
+
+def other(s):
+    return s
+
+
+class Container:
+    def __init__(self):
+        self._registries = {}
+        self.register('action', 'store', Store)
+        self.register('action', 'append', Append)
+
+    def register(self, registry_name, value, object):
+        registry = self._registries.setdefault(registry_name, {})
+        registry[value] = object
+
+    def _registry_get(self, registry_name, value, default=None):
+        return self._registries[registry_name].get(value, default)
+
+    def add_argument(self, **kwargs):
+        action_class = self._registry_get('action', kwargs.get('action'))
+        return action_class(**kwargs)
+
+
+TABLE = {'a': identity}
+
+
+def lookup(k):
+    table = {}
+    table.update(TABLE)
+    f = table.get(k)
+    f(k)
+    g = TABLE.copy()['a']
+    return g(k)
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "p.Container.add_argument", EdgeCalls, "p.Container._registry_get")
+	exactEdges(t, g, "p.Container.add_argument", EdgeDispatches, "p.Store", "p.Store.__init__", "p.Append", "p.Append.__init__")
+	exactEdges(t, g, "p.lookup", EdgeCalls, "p.identity")
+}

@@ -30,10 +30,10 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		return true // self.m(…): flow_python_classes.go
 	}
 	var targets []string
+	var may []bool
 	if out == outResolved {
 		targets = []string{target}
 	} else if out == outUnresolved {
-		var may []bool
 		targets, may = fe.flowCallTargetsMay(fb, r)
 		for i, t := range targets {
 			if may != nil && may[i] && t != src {
@@ -51,14 +51,18 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			}
 		}
 	}
-	for _, t := range targets {
+	for i, t := range targets {
 		n := b.nodeByID[t]
 		if n == nil {
 			continue
 		}
 		if n.Kind == KindClass {
 			if init, ok := b.member(t, ctorName(fb.lang), false); ok {
-				res.addEdge(src, init, EdgeCalls, r.Line)
+				if may != nil && may[i] && init != src {
+					res.addEdge(src, init, EdgeDispatches, r.Line) // a class among a container's elements
+				} else {
+					res.addEdge(src, init, EdgeCalls, r.Line)
+				}
 			}
 			b.pyDynamicInit(fb, r, t, src, res) // self.__class__(…), cls(…)
 		}
