@@ -265,3 +265,35 @@ func pyAssigned(fb *fileBuild, scope int32, name string) bool {
 	_, ok := fb.flow[hintKey{scope: scope, name: name}]
 	return ok
 }
+
+// pyPathModules are the outside modules whose functions take paths (an
+// os.PathLike argument: its __fspath__ runs). Only functions written in C
+// count: the call of __fspath__ is then made from the caller's frame (the
+// os functions written in Python, pyPathPythonFns, call it themselves).
+var pyPathModules = map[string]bool{"os": true, "io": true}
+
+// pyPathPythonFns are the functions of os written in Python.
+var pyPathPythonFns = map[string]bool{"fsencode": true, "fsdecode": true, "makedirs": true, "removedirs": true,
+	"renames": true, "walk": true, "fwalk": true, "popen": true, "fdopen": true, "get_exec_path": true}
+
+// pyPathArg adds the __fspath__ call of an instance handed to a path
+// function of os or io or to open(): os.stat(self) runs self.__fspath__
+// (pathlib).
+func (b *builder) pyPathArg(fe *flowEval, fb *fileBuild, r refRec, obj, name, arg, src string, res *fileResult) {
+	if fb.lang.family != "python" || !(pyPathModules[obj] && !pyPathPythonFns[name] || obj == "" && name == "open") || b.pyNames["__fspath__"]&pyMethod == 0 {
+		return
+	}
+	if obj != "" {
+		if bd, ok := fb.lookupName(strings.SplitN(obj, ".", 2)[0], r.Def); !ok || bd.kind == bDef {
+			return // not the imported module
+		}
+	}
+	for _, v := range fe.topExpr(fb, r.Def, arg) {
+		if !v.inst || v.elem {
+			continue
+		}
+		if m, ok := b.member(v.id, "__fspath__", false); ok {
+			addValEdge(res, src, m, v, r.Line)
+		}
+	}
+}

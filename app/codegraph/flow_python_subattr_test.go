@@ -393,3 +393,53 @@ def lookup(k):
 	exactEdges(t, g, "p.Container.add_argument", EdgeDispatches, "p.Store", "p.Store.__init__", "p.Append", "p.Append.__init__")
 	exactEdges(t, g, "p.lookup", EdgeCalls, "p.identity")
 }
+
+// TestPythonPathLike checks that an instance handed to a C path function
+// of os or io, or to open(), runs its __fspath__ (pyPathArg), with exact
+// edges: os.fsencode (written in Python: it calls __fspath__ itself), a
+// local function named like one of os's, and a class without __fspath__
+// add nothing.
+func TestPythonPathLike(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+import io
+import os
+
+
+class Path:
+    def __fspath__(self):
+        return "/x"
+
+    def stat(self):
+        return os.stat(self)
+
+    def open(self):
+        return io.open(self, "r")
+
+    def read(self):
+        with open(self) as f:
+            return f.read()
+
+    def encoded(self):
+        return os.fsencode(self)
+
+
+class Plain:
+    def stat(self):
+        return os.stat(self)
+
+
+def chmod(p):
+    return p
+
+
+def local():
+    p = Path()
+    return chmod(p)
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "p.Path.stat", EdgeCalls, "p.Path.__fspath__")
+	exactEdges(t, g, "p.Path.open", EdgeCalls, "p.Path.__fspath__")
+	exactEdges(t, g, "p.Path.read", EdgeCalls, "p.Path.__fspath__")
+	exactEdges(t, g, "p.Path.encoded", EdgeCalls)
+	exactEdges(t, g, "p.Plain.stat", EdgeCalls)
+	exactEdges(t, g, "p.local", EdgeCalls, "p.Path", "p.chmod")
+}

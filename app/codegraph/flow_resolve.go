@@ -158,6 +158,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	case outUnresolved:
 		callees = fe.flowCallTargets(fb, cr)
 	case outBuiltin, outExternal:
+		b.pyPathArg(fe, fb, r, obj, name, arg, src, res) // os.stat(p): p.__fspath__ (flow_python_classes.go)
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
