@@ -518,6 +518,14 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 // type(x)(…) a new instance of it; getattr(o, "name") is o.name and
 // getattr(o, "prefix_" + s) any member of o whose name starts so.
 func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth int) ([]flowVal, bool) {
+	if f, ok := pyCacheWrapped(e); ok {
+		// lru_cache()(f) calls f; f = lru_cache()(f) rebinds the name, so
+		// the definition is looked up first (the variable is f itself).
+		if bd, ok := fb.lookupName(f, scope); ok && bd.kind == bDef {
+			return []flowVal{{id: bd.id}}, true
+		}
+		return fe.expr(fb, scope, f, depth+1), true
+	}
 	if obj, ok := strings.CutSuffix(e, ".copy()"); ok && isDottedIdent(obj) {
 		// d.copy() holds d's elements (a container's copy), or what a
 		// project class's copy method returns.
@@ -692,6 +700,31 @@ func pyCopies(fd *fileData) map[pyStoreKey]string {
 		out[pyStoreKey{r.Object, r.Line, r.Def}] = arg
 	}
 	return out
+}
+
+// pyCacheWrapped returns f of functools.lru_cache(…)(f) and
+// functools.cache(f) (also imported by name): the wrapper calls f, so the
+// value is f's.
+func pyCacheWrapped(e string) (string, bool) {
+	e = strings.TrimPrefix(e, "functools.")
+	var rest string
+	switch {
+	case strings.HasPrefix(e, "lru_cache("):
+		end := groupEnd(e, len("lru_cache"))
+		if end < 0 {
+			return "", false
+		}
+		rest = e[end+1:]
+	case strings.HasPrefix(e, "cache("):
+		rest = e[len("cache"):]
+	default:
+		return "", false
+	}
+	if !strings.HasPrefix(rest, "(") || groupEnd(rest, 0) != len(rest)-1 {
+		return "", false
+	}
+	f := strings.TrimSpace(rest[1 : len(rest)-1])
+	return f, isDottedIdent(f)
 }
 
 // pyElemGets are the container methods whose result is one of the

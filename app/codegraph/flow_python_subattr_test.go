@@ -443,3 +443,52 @@ def local():
 	exactEdges(t, g, "p.Plain.stat", EdgeCalls)
 	exactEdges(t, g, "p.local", EdgeCalls, "p.Path", "p.chmod")
 }
+
+// TestPythonCacheWrapped checks `f = functools.lru_cache()(f)` at module
+// level (pyCacheWrapped) with exact edges: f's results still flow (the
+// wrapper calls f), so selector.select_from() reaches the classes f builds
+// through a local named cls.
+func TestPythonCacheWrapped(t *testing.T) {
+	g := openT(t, writeTree(t, map[string]string{"p.py": `
+import functools
+
+
+class Precise:
+    def __init__(self, pat):
+        self.pat = pat
+
+    def select_from(self, p):
+        return p
+
+
+class Wild:
+    def __init__(self, pat):
+        self.pat = pat
+
+    def select_from(self, p):
+        return p
+
+
+class Other:
+    def select_from(self, p):
+        return p
+
+
+def make(pat):
+    if pat == "*":
+        cls = Wild
+    else:
+        cls = Precise
+    return cls(pat)
+
+
+make = functools.lru_cache()(make)
+
+
+def glob(pat):
+    selector = make(pat)
+    return selector.select_from(pat)
+`}), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "p.glob", EdgeCalls, "p.make", "p.Precise.select_from", "p.Wild.select_from")
+	exactEdges(t, g, "p.make", EdgeCalls, "p.Precise", "p.Precise.__init__", "p.Wild", "p.Wild.__init__")
+}
