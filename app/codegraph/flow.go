@@ -109,7 +109,7 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	case flowIter:
 		out = fe.elemsOf(out, false, depth+1)
 	case flowNest:
-		out = asNested(out) // flow_python.go
+		out = asNested(out) // flow_python_containers.go
 	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the

@@ -87,7 +87,7 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			if arg, ok := copies[pyStoreKey{r.Object, r.Line, r.Def}]; ok && r.Kind == refAssign {
 				src = flowSrc{scope: r.Def, expr: r.Object + "(" + arg + ")"} // x = list(y)
 			} else if marks != nil && r.Kind == refAssign && pyElemCall(r.Object) {
-				src = flowSrc{scope: r.Def, expr: r.Object + "()"} // x = d.get(k) (flow_python.go)
+				src = flowSrc{scope: r.Def, expr: r.Object + "()"} // x = d.get(k) (flow_python_containers.go)
 				pyElemAlias(fb, locals, r, hs)
 			}
 			if marks != nil && r.Kind == refValue {
