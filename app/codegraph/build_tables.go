@@ -121,8 +121,8 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			fb.locals[nestKey{r.Def, r.Name}] = true
 			continue
 		}
-		if r.Kind != refAssign {
-			continue
+		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
+			continue // self = str.__new__(cls, v) in __new__ is still self
 		}
 		k := hintKey{scope: r.Def, name: r.Name}
 		if r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !strings.Contains(r.Name, ".") && r.Name != returnHint {

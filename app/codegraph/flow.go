@@ -46,6 +46,9 @@ type flowEval struct {
 	containerCls map[string]bool
 	instElems    map[string][]hintKey
 	instElemCls  []string // instElems' classes in the order they were found
+	// partners: Python classes fb combines at run time with
+	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
+	partners map[string][]pyPartner
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -105,6 +108,8 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 		out = asElems(out)
 	case flowIter:
 		out = fe.elemsOf(out, false, depth+1)
+	case flowNest:
+		out = asNested(out) // flow_python_containers.go
 	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the
@@ -289,7 +294,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		}
 		return nil
 	}
-	if slices.Contains(fb.lang.selfNames, name) {
+	if slices.Contains(fb.lang.selfNames, name) && !(name == "cls" && pyAssigned(fb, scope, name)) { // cls = d.get(k): a local
 		if cls, ok := fe.b.enclosingClass(fb, scope); ok {
 			if name == "cls" {
 				return []flowVal{{id: cls}}
@@ -362,11 +367,13 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		return []flowVal{{id: v.id}}
 	}
 	var out []flowVal
+	found := false
 	fe.b.walkMRO(v.id, func(c string) bool {
 		loc, ok := fe.b.defLoc[c]
 		if !ok {
 			return true
 		}
+		found = true
 		if id, ok := fe.b.members[c][name]; ok {
 			if v.inst && fe.b.pyProperty(id) {
 				out = fe.returns(id, depth) // reading a property runs its getter
@@ -379,8 +386,12 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 			out = fe.srcs(loc.fb, ss, depth)
 			return false
 		}
+		found = false
 		return true
 	})
+	if !found && len(out) == 0 {
+		out = fe.pySubclassAttr(v, name, depth) // set by subclasses only (flow_python_subattr.go)
+	}
 	if v.may {
 		out = asMay(out)
 	}

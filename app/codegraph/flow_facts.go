@@ -38,6 +38,10 @@ type flowVal struct {
 	// container (Python: an instance of a list subclass): a call on it
 	// may run the method it names, so it makes a dispatches edge.
 	may bool
+	// nest marks an element that is itself a container's element (Python:
+	// d[k][j], a dict of dicts); taking it out of the outer container
+	// leaves a may value (which inner container is unknown).
+	nest bool
 }
 
 // flowFamilies are the language families the value-flow layer serves.
@@ -82,6 +86,9 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			}
 			if arg, ok := copies[pyStoreKey{r.Object, r.Line, r.Def}]; ok && r.Kind == refAssign {
 				src = flowSrc{scope: r.Def, expr: r.Object + "(" + arg + ")"} // x = list(y)
+			} else if marks != nil && r.Kind == refAssign && pyElemCall(r.Object) {
+				src = flowSrc{scope: r.Def, expr: r.Object + "()"} // x = d.get(k) (flow_python_containers.go)
+				pyElemAlias(fb, locals, r, hs)
 			}
 			if marks != nil && r.Kind == refValue {
 				if marks[pyStoreKey{"\x00" + r.Object, r.Line, r.Def}] == flowIter {
@@ -105,6 +112,9 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
 			fb.flow[ak] = append(fb.flow[ak], src)
 		}
+	}
+	if marks != nil {
+		pyClassAttrStores(fb, hs) // C.x = v at module level (flow_python_classes.go)
 	}
 }
 

@@ -168,6 +168,9 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 		if !ok || !b.pyProperty(m) {
 			continue
 		}
+		if sh, bySubs := b.pyGetterShadowed(v.id, m); !skipSelf && (sh || bySubs) {
+			continue // a class attribute replaces the property (flow_python_classes.go)
+		}
 		target := m
 		if store {
 			if target, ok = b.pySetter(m); !ok {
@@ -193,28 +196,13 @@ func (b *builder) resolvePyAttr(fe *flowEval, fb *fileBuild, r refRec, src strin
 // subclasses dispatches to each of them.
 func (b *builder) pySubclassMembers(fb *fileBuild, def int32, name string) []string {
 	cls, ok := b.enclosingClass(fb, def)
-	if !ok || len(b.subs[cls]) == 0 || b.pyNames[name]&pyMethod == 0 {
+	if !ok {
 		return nil
 	}
 	if _, ok := b.member(cls, name, false); ok {
 		return nil
 	}
-	var out []string
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		for _, s := range b.subs[queue[i]] {
-			if len(queue) >= maxSubclassWalk || slices.Contains(queue, s) {
-				continue
-			}
-			queue = append(queue, s)
-			if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
-				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
-					out = append(out, id)
-				}
-			}
-		}
-	}
-	return out
+	return b.pySubclassMethods(cls, name)
 }
 
 // maxSubclassWalk bounds the classes pySubclassMembers visits.
@@ -239,10 +227,8 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 			}
 			if init, ok := b.member(v.id, "__init__", false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
-				for _, o := range b.dispatchTargets(v.id, init) {
-					res.addEdge(src, o, EdgeDispatches, r.Line)
-				}
 			}
+			b.pySubclassInits(v.id, src, r.Line, res)
 		}
 		return
 	}
@@ -327,119 +313,6 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 	return marks, locals
 }
 
-// pyContainerAdds are the methods that put their first argument into the
-// container they are called on.
-var pyContainerAdds = map[string]bool{"append": true, "add": true, "appendleft": true}
-
-// pyContainerAdd turns x.append(v) (an argument record) into a flow of v
-// into container x, as an element.
-func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, flowSrc, bool) {
-	slot, arg, ok := strings.Cut(r.Name, argSep)
-	i := strings.LastIndexByte(r.Object, '.')
-	if !ok || slot != "0" || i <= 0 || !pyContainerAdds[r.Object[i+1:]] || !isDottedIdent(arg) {
-		return hintKey{}, flowSrc{}, false
-	}
-	k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
-	return k, flowSrc{scope: r.Def, expr: arg, mode: flowElem}, ok
-}
-
-// pyBoundKey names the variable a container store writes: x in the scope
-// that binds it (a module-level list filled inside a function is the
-// module's), self.x as the class attribute.
-func pyBoundKey(fb *fileBuild, locals map[nestKey]bool, name string, def int32) (hintKey, bool) {
-	if strings.Contains(name, ".") {
-		return flowKey(fb, name, def)
-	}
-	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if d != def && fb.fd.Defs[d].Kind == KindClass {
-			continue
-		}
-		if locals[nestKey{d, name}] {
-			return hintKey{scope: d, name: name}, true
-		}
-	}
-	return hintKey{scope: -1, name: name}, true
-}
-
-// pyContainerLit reports a list, tuple, set or dict display.
-func pyContainerLit(e string) bool {
-	return len(e) >= 2 && (e[0] == '[' && e[len(e)-1] == ']' || e[0] == '(' && e[len(e)-1] == ')' || e[0] == '{' && e[len(e)-1] == '}')
-}
-
-// maxContainerText bounds the container displays read for their items.
-const maxContainerText = 8000
-
-// containerVals returns the values a container display holds (the items of
-// a list, tuple or set, the values of a dict), marked as elements.
-func (fe *flowEval) containerVals(fb *fileBuild, scope int32, e string, depth int) []flowVal {
-	if len(e) > maxContainerText {
-		return nil
-	}
-	var out []flowVal
-	for _, item := range splitTop(e[1 : len(e)-1]) {
-		item = strings.TrimSpace(item)
-		if j := topLevelColon(item); j >= 0 && e[0] == '{' {
-			item = strings.TrimSpace(item[j+1:])
-		}
-		if item == "" || strings.HasPrefix(item, "*") {
-			continue
-		}
-		if !pyContainerLit(item) && !isDottedIdent(strings.TrimSuffix(dropCallArgs(item), "()")) {
-			continue
-		}
-		for _, v := range fe.expr(fb, scope, item, depth+1) {
-			v.elem = true
-			out = addVals(out, v)
-		}
-	}
-	return out
-}
-
-// elemsOf returns the elements of the containers among vs (for v in x,
-// x[k], x.get(k)); an instance's __getitem__ gives what it returns.
-func (fe *flowEval) elemsOf(vs []flowVal, subscript bool, depth int) []flowVal {
-	var out []flowVal
-	for _, v := range vs {
-		if v.elem {
-			v.elem = false
-			out = addVals(out, v)
-		} else if v.inst {
-			if m, ok := fe.b.member(v.id, "__getitem__", false); ok && subscript {
-				out = addVals(out, fe.returns(m, depth)...)
-			}
-			out = addVals(out, fe.pyInstElems(v.id, depth)...)
-		}
-	}
-	return out
-}
-
-// asElems marks values as put into a container.
-func asElems(vs []flowVal) []flowVal { return markVals(vs, func(v *flowVal) { v.elem = true }) }
-
-// splitSubscript splits "x.y[k]" into "x.y" and true (the last top-level
-// subscript), "" and false when e does not end in one.
-func splitSubscript(e string) (string, bool) {
-	if !strings.HasSuffix(e, "]") {
-		return "", false
-	}
-	depth := 0
-	for i := len(e) - 1; i >= 0; i-- {
-		switch e[i] {
-		case ']', ')', '}':
-			depth++
-		case '[', '(', '{':
-			depth--
-			if depth == 0 {
-				if e[i] != '[' || i == 0 {
-					return "", false
-				}
-				return e[:i], true
-			}
-		}
-	}
-	return "", false
-}
-
 // classExpr reports that expression obj names a class (C.x reads the
 // property object, not its value).
 func (fe *flowEval) classExpr(fb *fileBuild, scope int32, obj string) bool {
@@ -485,6 +358,25 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 // type(x)(…) a new instance of it; getattr(o, "name") is o.name and
 // getattr(o, "prefix_" + s) any member of o whose name starts so.
 func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth int) ([]flowVal, bool) {
+	if f, ok := pyCacheWrapped(e); ok {
+		// lru_cache()(f) calls f; f = lru_cache()(f) rebinds the name, so
+		// the definition is looked up first (the variable is f itself).
+		if bd, ok := fb.lookupName(f, scope); ok && bd.kind == bDef {
+			return []flowVal{{id: bd.id}}, true
+		}
+		return fe.expr(fb, scope, f, depth+1), true
+	}
+	if obj, ok := strings.CutSuffix(e, ".copy()"); ok && isDottedIdent(obj) {
+		// d.copy() holds d's elements (a container's copy), or what a
+		// project class's copy method returns.
+		var out []flowVal
+		for _, v := range fe.expr(fb, scope, obj, depth+1) {
+			if v.elem {
+				out = addVals(out, v)
+			}
+		}
+		return addVals(out, fe.callResult(fe.expr(fb, scope, obj+".copy", depth+1), depth+1)...), true
+	}
 	open := strings.IndexByte(e, '(')
 	if open <= 0 || !strings.HasSuffix(e, ")") {
 		return nil, false
@@ -628,31 +520,6 @@ func pyStringLit(s string) string {
 		return ""
 	}
 	return t
-}
-
-// pyCopyFns are the built-ins that make a container of their argument's
-// elements: list(x), sorted(x)…
-var pyCopyFns = map[string]bool{"list": true, "tuple": true, "sorted": true, "reversed": true, "set": true, "frozenset": true}
-
-// pyCopies finds the first arguments of calls of pyCopyFns (by callee, line
-// and scope), to read `x = list(y)` as a copy of y's elements: extraction
-// keeps only the callee of an assigned call.
-func pyCopies(fd *fileData) map[pyStoreKey]string {
-	var out map[pyStoreKey]string
-	for _, r := range fd.Refs {
-		if r.Kind != refArg || !pyCopyFns[r.Object] {
-			continue
-		}
-		slot, arg, ok := strings.Cut(r.Name, argSep)
-		if !ok || slot != "0" {
-			continue
-		}
-		if out == nil {
-			out = map[pyStoreKey]string{}
-		}
-		out[pyStoreKey{r.Object, r.Line, r.Def}] = arg
-	}
-	return out
 }
 
 // pyCallingBuiltins are the built-ins that call a function handed to them

@@ -115,7 +115,8 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 					continue
 				}
 				for _, v := range fe.src(fb, s, depth+1) {
-					v.elem, v.may = false, true
+					v = unElem(v)
+					v.may = true
 					out = addVals(out, v)
 				}
 			}

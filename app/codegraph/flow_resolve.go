@@ -26,11 +26,14 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		(r.Name == "setter" || r.Name == "getter" || r.Name == "deleter") {
 		return true // @prop.setter: a method of the built-in property
 	}
+	if b.pyCallShapes(fe, fb, r, src, target, out, res) {
+		return true // self.m(…): flow_python_classes.go
+	}
 	var targets []string
+	var may []bool
 	if out == outResolved {
 		targets = []string{target}
 	} else if out == outUnresolved {
-		var may []bool
 		targets, may = fe.flowCallTargetsMay(fb, r)
 		for i, t := range targets {
 			if may != nil && may[i] && t != src {
@@ -48,15 +51,20 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 			}
 		}
 	}
-	for _, t := range targets {
+	for i, t := range targets {
 		n := b.nodeByID[t]
 		if n == nil {
 			continue
 		}
 		if n.Kind == KindClass {
 			if init, ok := b.member(t, ctorName(fb.lang), false); ok {
-				res.addEdge(src, init, EdgeCalls, r.Line)
+				if may != nil && may[i] && init != src {
+					res.addEdge(src, init, EdgeDispatches, r.Line) // a class among a container's elements
+				} else {
+					res.addEdge(src, init, EdgeCalls, r.Line)
+				}
 			}
+			b.pyDynamicInit(fb, r, t, src, res) // self.__class__(…), cls(…)
 		}
 		if r.Kind == refCall && (n.Kind == KindFunction || n.Kind == KindMethod) {
 			for _, w := range fe.wrappers(t) {
@@ -150,6 +158,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	case outUnresolved:
 		callees = fe.flowCallTargets(fb, cr)
 	case outBuiltin, outExternal:
+		b.pyPathArg(fe, fb, r, obj, name, arg, src, res) // os.stat(p): p.__fspath__ (flow_python_classes.go)
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
@@ -256,6 +265,10 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		case pyCallToken:
 			b.resolvePyCallOf(fe, fb, r, src, res)
 			return
+		case "str", "repr", "{", "%", "format":
+			if b.resolvePyConvert(fe, fb, r, src, res) { // flow_python_format.go
+				return
+			}
 		case "raise", "=": // a constructor call; a setter or __setitem__
 		default:
 			if !b.pyAnyMethod(dunders) {
@@ -294,6 +307,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		for _, d := range dunders {
 			m, ok := b.member(v.id, d, false)
 			if !ok {
+				b.pyImplicitBySubclass(src, v, d, r, res) // flow_python_subattr.go
 				continue
 			}
 			addValEdge(res, src, m, v, r.Line)

@@ -76,6 +76,10 @@ const pythonQuery = `
 (augmented_assignment left: [(identifier) (attribute) (subscript)] @object operator: ["+=" "-=" "*=" "/=" "//=" "%=" "&=" "|=" "^=" "<<=" ">>=" "**=" "@="] @name) @ref.implicit
 (unary_operator operator: "~" @name argument: [(identifier) (attribute) (call) (subscript)] @object) @ref.implicit
 (call function: [(call) (subscript)] @object arguments: (argument_list "(" @name)) @ref.implicit
+(interpolation "{" @name [(identifier) (attribute) (call) (subscript)]) @object @ref.implicit
+(binary_operator left: (string) operator: "%" @name right: [(identifier) (attribute) (tuple) (parenthesized_expression)]) @object @ref.implicit
+(call function: (attribute object: (string) attribute: (identifier) @name) arguments: (argument_list)) @object @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . (_) . (tuple) @object)) @ref.implicit
 (with_statement (with_clause (with_item value: [(identifier) (attribute) (call)] @object))) @ref.implicit
 (with_statement (with_clause (with_item value: (as_pattern [(identifier) (attribute) (call)] @object)))) @ref.implicit
 (raise_statement [(identifier) (attribute)] @object) @ref.implicit
@@ -288,7 +292,12 @@ var pyImplicit = map[string][]string{
 	"next": {"__next__"}, "bool": {"__bool__"}, "hash": {"__hash__"}, "abs": {"__abs__"},
 	"format": {"__format__"}, "reversed": {"__reversed__"}, "bytes": {"__bytes__"},
 	"not in": {"__contains__"},
-	"int":    {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
+	// String formatting (flow_python_format.go): an f-string field, and
+	// "%" and "format" when the expression starts with the literal.
+	// type(name, (A, B), {}): a class made at run time (flow_python_classes.go).
+	"type": {"<type>"},
+	"{":    {"__str__"},
+	"int":  {"__int__"}, "float": {"__float__"}, "complex": {"__complex__"}, "round": {"__round__"},
 	// Operators: the left operand's method (its reflected one is not looked
 	// at); where several are listed the first the class has runs (x += y
 	// falls back on __add__, x != y on __eq__).
