@@ -215,6 +215,7 @@ type builder struct {
 	goImpl     *goImpls     // Go interface matching of the last build (nil: none)
 	lastPkgs   []*Node      // its package nodes
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
+	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 }

@@ -28,7 +28,7 @@ func WriteJSON(w io.Writer, g *Graph) error {
 	if nodes == nil {
 		nodes = []*Node{}
 	}
-	edges := g.edges
+	edges := g.Edges()
 	if edges == nil {
 		edges = []Edge{}
 	}
@@ -72,7 +72,7 @@ func WriteDOT(w io.Writer, g *Graph) error {
 	}
 	style := map[EdgeKind]string{EdgeImports: "dashed", EdgeInherits: "bold", EdgeUses: "dotted", EdgeRequires: "dashed",
 		EdgeDispatches: "dashed", EdgeImplements: "dashed"}
-	for _, e := range g.edges {
+	for _, e := range g.Edges() {
 		if e.Kind == EdgeContains {
 			continue
 		}

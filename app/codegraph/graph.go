@@ -15,9 +15,10 @@ import (
 // safe for concurrent use; returned nodes must not be modified.
 type Graph struct {
 	root     string
-	nodes    []*Node          // files (each followed by its definitions in source order), then packages
-	byID     map[string]int32 // node ID → its position in nodes
-	edges    []Edge
+	nodes    []*Node            // files (each followed by its definitions in source order), then packages
+	byID     map[string]int32   // node ID → its position in nodes
+	edges    []Edge             // every edge, in segments (graph_overlay.go); nil when ov is set
+	ov       *edgeOverlay       // a base graph's edges with some segments replaced (graph_overlay.go)
 	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
 	fileNode map[string]*Node
 	children map[string][]*Node
@@ -130,13 +131,20 @@ func (g *Graph) node(id string) *Node {
 // order, then external packages. The slice must not be modified.
 func (g *Graph) Nodes() []*Node { return g.nodes }
 
-// Edges returns all edges. The slice must not be modified.
-func (g *Graph) Edges() []Edge { return g.edges }
+// Edges returns all edges. The slice must not be modified. A graph made by
+// an update holds its edges as a previous graph's plus the changed files'
+// (graph_overlay.go); the first call makes the flat list (a copy of every
+// edge), later calls return it.
+func (g *Graph) Edges() []Edge { return g.flatGraph().edges }
 
 // Stats returns counts describing the graph.
 func (g *Graph) Stats() Stats { return g.stats }
 
 func (g *Graph) index() {
+	if g.ov != nil {
+		g.ov.base.index()
+		return
+	}
 	g.idxOnce.Do(func() { g.adj = buildAdjacency(g.nodes, g.byID, g.edges) })
 }
 
@@ -211,6 +219,9 @@ func adjacencyFromEnds(n int, edges []Edge, from, to []int32) *adjacency {
 
 // outIdx returns the indexes of the edges leaving id, in edge order.
 func (g *Graph) outIdx(id string) []int32 {
+	if g.ov != nil {
+		return g.overlayIdx(id, true)
+	}
 	g.index()
 	a := g.adj
 	if i, ok := g.byID[id]; ok {
@@ -221,6 +232,9 @@ func (g *Graph) outIdx(id string) []int32 {
 
 // inIdx returns the indexes of the edges entering id, in edge order.
 func (g *Graph) inIdx(id string) []int32 {
+	if g.ov != nil {
+		return g.overlayIdx(id, false)
+	}
 	g.index()
 	a := g.adj
 	if i, ok := g.byID[id]; ok {
@@ -245,7 +259,7 @@ func hasKind(kinds []EdgeKind, k EdgeKind) bool {
 func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
 	var r []Edge
 	for _, i := range g.outIdx(id) {
-		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+		if e := g.edgeAt(i); hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
 	}
@@ -256,7 +270,7 @@ func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
 func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
 	var r []Edge
 	for _, i := range g.inIdx(id) {
-		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+		if e := g.edgeAt(i); hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
 	}
@@ -418,7 +432,7 @@ func (g *Graph) Path(from, to string) []Edge {
 	queue := []string{from}
 	for i := 0; i < len(queue); i++ {
 		for _, ei := range g.outIdx(queue[i]) {
-			e := g.edges[ei]
+			e := g.edgeAt(ei)
 			if _, ok := prev[e.To]; ok {
 				continue
 			}
@@ -426,7 +440,7 @@ func (g *Graph) Path(from, to string) []Edge {
 			if e.To == to {
 				var path []Edge
 				for cur := to; cur != from; {
-					pe := g.edges[prev[cur]]
+					pe := g.edgeAt(prev[cur])
 					path = append(path, pe)
 					cur = pe.From
 				}

@@ -1,6 +1,10 @@
 package codegraph
 
-import "maps"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // assemblePatch builds the next snapshot from the previous one when only
 // the contents of some files changed and none of what other files see: the
@@ -16,6 +20,24 @@ import "maps"
 // scratch). The result is the graph assemble would build (tests compare
 // them field by field).
 func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, prevGo []Edge, env map[string]string) *Graph {
+	if prev != nil && prev.ov != nil {
+		if f := prev.ov.flat.Load(); f != nil {
+			// Compacted meanwhile (Edges, the snapshot writer): start from
+			// it, the files' results pointing into its list, so that the
+			// old lists can go.
+			files := make([]*fileBuild, len(ordered))
+			for i, fb := range ordered {
+				files[i] = fb
+				if o := old[fb.fd.Path]; o != nil {
+					files[i] = o
+				}
+			}
+			if !pointResults(files, f.edges) {
+				return nil
+			}
+			prev = f
+		}
+	}
 	pkgs := b.packageNodes()
 	if prev == nil || len(pkgs) != len(b.lastPkgs) {
 		return nil
@@ -102,54 +124,67 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		}
 	}
 
-	// Edges, in the order assemble lists them: per file its contains
-	// edges, base-class edges and references; then requires and Go edges.
-	// An unchanged file's segment is the same in the previous list, so
-	// runs of unchanged files are copied at once.
-	nEdges := len(prev.edges) - len(prevGo) + len(b.goEdges)
-	for i, fb := range changed {
-		nEdges += fileEdgeCount(fb) - fileEdgeCount(olds[i])
-	}
-	g.edges = make([]Edge, 0, nEdges)
-	var shared []sharedEdges
-	from := 0 // position in prev.edges
-	runStart := 0
-	for _, fb := range ordered {
-		if !isChanged[fb] {
-			n := len(fb.nodes) - 1
-			at := len(g.edges) + (from - runStart) + n
-			for _, r := range []*fileResult{fb.inh, fb.res} {
-				if r != nil {
-					shared = append(shared, sharedEdges{r, at})
-					at += len(r.edges)
-				}
+	// Edges: the changed files' segments (and the Go edges, when they
+	// changed) replace the previous ones over the same flat base, whose
+	// edges are shared, not copied (graph_overlay.go).
+	base, cur, repl := prev, []int32(nil), map[int32][]Edge{}
+	var baseStart []int32
+	if ov := prev.ov; ov != nil {
+		base, baseStart, cur = ov.base, ov.baseStart, ov.start
+		repl = maps.Clone(ov.repl)
+	} else {
+		// Segment table of a flat graph as assemble laid it out: per file
+		// its edge count (the old version's for the changed files), then
+		// the requires and the Go edges.
+		k := len(ordered)
+		baseStart = make([]int32, k+3)
+		for i, fb := range ordered {
+			n := fileEdgeCount(fb)
+			if isChanged[fb] {
+				n = fileEdgeCount(old[fb.fd.Path])
 			}
-			from += fileEdgeCount(fb)
-			continue
+			baseStart[i+1] = baseStart[i] + int32(n)
 		}
-		g.edges = append(g.edges, prev.edges[runStart:from]...)
-		from += fileEdgeCount(old[fb.fd.Path])
-		runStart = from
+		baseStart[k+1] = baseStart[k] + int32(len(b.requires))
+		baseStart[k+2] = baseStart[k+1] + int32(len(prevGo))
+		if int(baseStart[k+2]) != len(prev.edges) {
+			return nil // the previous list is not laid out as assemble lays it out
+		}
+		cur = baseStart
+	}
+	if len(cur) != len(ordered)+3 {
+		return nil
+	}
+	for i, fb := range changed {
+		p := fb.fd.Path
+		s := sort.Search(len(ordered), func(i int) bool { return ordered[i].fd.Path >= p })
+		if s == len(ordered) || ordered[s] != fb || int(cur[s+1]-cur[s]) != fileEdgeCount(olds[i]) {
+			return nil
+		}
+		seg := make([]Edge, 0, fileEdgeCount(fb))
 		for _, n := range fb.nodes {
 			if n.Parent != "" {
-				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
+				seg = append(seg, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
 			}
 		}
+		var shared []sharedEdges
 		for _, r := range []*fileResult{fb.inh, fb.res} {
 			if r != nil {
-				shared = append(shared, sharedEdges{r, len(g.edges)})
-				g.edges = append(g.edges, r.edges...)
+				shared = append(shared, sharedEdges{r, len(seg)})
+				seg = append(seg, r.edges...)
 			}
 		}
+		shareEdges(seg, shared)
+		repl[int32(s)] = seg
 	}
-	// The rest of the files and the requires edges (the same as before).
-	end := from + len(b.requires)
-	if end+len(prevGo) != len(prev.edges) {
-		return nil // the previous list is not laid out as assemble lays it out
+	goSeg := int32(len(ordered) + 1)
+	if int(cur[goSeg+1]-cur[goSeg]) != len(prevGo) {
+		return nil
 	}
-	g.edges = append(g.edges, prev.edges[runStart:end]...)
-	g.edges = append(g.edges, b.goEdges...)
-	shareEdges(g.edges, shared)
+	if !slices.Equal(prevGo, b.goEdges) {
+		repl[goSeg] = b.goEdges
+	}
+	g.ov = newOverlay(base, g.byID, baseStart, repl)
 
 	// Statistics: the previous figures minus the old versions of the changed
 	// files plus the new ones, and the Go edges' difference.
@@ -182,8 +217,18 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		}
 	}
 	st.Nodes = len(g.nodes)
-	st.Edges = len(g.edges)
+	st.Edges = g.numEdges()
 	g.stats = st
+	limit := b.overlayMax
+	if limit == 0 {
+		limit = overlayMax(len(base.edges))
+	}
+	if g.ov.replEdges > limit {
+		// Compacted: the next updates start from one list again.
+		f := g.flatGraph()
+		pointResults(ordered, f.edges)
+		return f
+	}
 	return g
 }
 
@@ -198,4 +243,26 @@ func fileEdgeCount(fb *fileBuild) int {
 		}
 	}
 	return n
+}
+
+// pointResults points each file's resolved edges at their copy in a flat
+// edge list laid out as assemble lays it out (files in order), so that the
+// builder and the graph hold one copy; false when the list is too short.
+func pointResults(files []*fileBuild, edges []Edge) bool {
+	at := 0
+	for _, fb := range files {
+		at += len(fb.nodes) - 1
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r == nil {
+				continue
+			}
+			end := at + len(r.edges)
+			if end > len(edges) {
+				return false
+			}
+			r.edges = edges[at:end:end]
+			at = end
+		}
+	}
+	return true
 }

@@ -50,7 +50,7 @@ func TestAssemblePatchEqualsFull(t *testing.T) {
 		if !reflect.DeepEqual(ids(g.nodes), ids(full.nodes)) {
 			t.Errorf("edit %d: node lists differ", i)
 		}
-		if !reflect.DeepEqual(g.edges, full.edges) {
+		if !reflect.DeepEqual(g.Edges(), full.edges) {
 			t.Errorf("edit %d: edges differ", i)
 		}
 		if !reflect.DeepEqual(g.stats, full.stats) {
