@@ -60,7 +60,7 @@ func WriteDOT(w io.Writer, g *Graph) error {
 		}
 		fmt.Fprintf(bw, "  subgraph %s {\n    label=%s;\n", q("cluster_"+f.ID), q(f.Path))
 		fmt.Fprintf(bw, "    %s [label=%s shape=%s];\n", q(f.ID), q(f.Name), shape[f.Kind])
-		for _, n := range g.byFile[f.Path] {
+		for _, n := range g.defsOf(f.Path) {
 			fmt.Fprintf(bw, "    %s [label=%s shape=%s];\n", q(n.ID), q(dotLabel(n)), shape[n.Kind])
 		}
 		fmt.Fprintln(bw, "  }")

@@ -19,6 +19,7 @@ type Graph struct {
 	byID     map[string]int32   // node ID → its position in nodes
 	edges    []Edge             // every edge, in segments (graph_overlay.go); nil when ov is set
 	ov       *edgeOverlay       // a base graph's edges with some segments replaced (graph_overlay.go)
+	lay      *mapLayers         // set with ov: the maps below are then nil, read through lay (graph_overlay.go)
 	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
 	fileNode map[string]*Node
 	children map[string][]*Node
@@ -278,23 +279,23 @@ func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
 }
 
 // Children returns the nodes id contains directly, in source order.
-func (g *Graph) Children(id string) []*Node { return g.children[id] }
+func (g *Graph) Children(id string) []*Node { return g.kidsOf(id) }
 
 // FileNode returns the node of a file by its slash-separated relative path.
 func (g *Graph) FileNode(relPath string) (*Node, bool) {
-	n, ok := g.fileNode[filepath.ToSlash(relPath)]
+	n, ok := g.fileNodeOf(filepath.ToSlash(relPath))
 	return n, ok
 }
 
 // NodesInFile returns the definitions in a file, in source order.
-func (g *Graph) NodesInFile(relPath string) []*Node { return g.byFile[filepath.ToSlash(relPath)] }
+func (g *Graph) NodesInFile(relPath string) []*Node { return g.defsOf(filepath.ToSlash(relPath)) }
 
 // NodeAt returns the innermost definition of relPath spanning line (1-based),
 // or the file node when no definition does.
 func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
 	relPath = filepath.ToSlash(relPath)
 	var best *Node
-	for _, n := range g.byFile[relPath] {
+	for _, n := range g.defsOf(relPath) {
 		if n.StartLine <= line && line <= n.EndLine {
 			if best == nil || n.EndByte-n.StartByte <= best.EndByte-best.StartByte {
 				best = n
@@ -304,7 +305,7 @@ func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
 	if best != nil {
 		return best, true
 	}
-	f, ok := g.fileNode[relPath]
+	f, ok := g.fileNodeOf(relPath)
 	if ok && (line < 1 || line > max(f.EndLine, 1)) {
 		return nil, false
 	}
@@ -320,7 +321,7 @@ var depKinds = []EdgeKind{EdgeCalls, EdgeUses, EdgeInherits, EdgeImports, EdgeDi
 func (g *Graph) descendants(id string) []string {
 	out := []string{id}
 	for i := 0; i < len(out); i++ {
-		for _, c := range g.children[out[i]] {
+		for _, c := range g.kidsOf(out[i]) {
 			out = append(out, c.ID)
 		}
 	}
@@ -588,12 +589,12 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	}
 	for _, p := range fileOrder {
 		src := files[p]
-		for _, im := range g.imports[p] {
+		for _, im := range g.importsOf(p) {
 			if !im.external || int(im.end) > len(src) || im.start > im.end {
 				continue
 			}
 			line := strings.TrimSpace(string(src[im.start:im.end]))
-			if n := g.fileNode[p]; n != nil && n.Language == "go" && !strings.HasPrefix(line, "import") {
+			if n, _ := g.fileNodeOf(p); n != nil && n.Language == "go" && !strings.HasPrefix(line, "import") {
 				line = "import " + line // a spec from an import block
 			}
 			if !seenImp[line] {
@@ -610,7 +611,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	wroteGlobal := false
 	for _, p := range fileOrder {
 		src := files[p]
-		for _, gl := range g.globals[p] {
+		for _, gl := range g.globalsOf(p) {
 			if int(gl.End) > len(src) || gl.Start > gl.End {
 				continue
 			}
@@ -643,7 +644,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	env := map[string]string{}
 	for _, n := range order {
 		for _, d := range g.descendants(n.ID) {
-			for _, name := range g.envNames[d] {
+			for _, name := range g.envOf(d) {
 				env[name] = g.envVals[name]
 			}
 		}

@@ -21,6 +21,7 @@ package codegraph
 // starts from that flat graph.
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -228,6 +229,148 @@ func (g *Graph) compact() *Graph {
 	f := &Graph{root: g.root, nodes: g.nodes, byID: g.byID, edges: edges,
 		byFile: g.byFile, fileNode: g.fileNode, children: g.children,
 		envNames: g.envNames, envVals: g.envVals, imports: g.imports, globals: g.globals, stats: g.stats}
+	if l := g.lay; l != nil {
+		f.byFile, f.fileNode, f.children = l.byFile.flat(), l.fileNode.flat(), l.children.flat()
+		f.envNames, f.imports, f.globals = l.envNames.flat(), l.imports.flat(), l.globals.flat()
+	}
 	f.idxOnce.Do(func() { f.adj = adjacencyFromEnds(len(g.nodes), edges, from, to) })
 	return f
+}
+
+// mapLayer is a lookup map of an update's graph: its base graph's map with
+// some keys set or removed (the changed files' entries), so that an update
+// does not copy the map.
+type mapLayer[V any] struct {
+	base map[string]V // shared, never written
+	set  map[string]V
+	gone map[string]bool
+}
+
+// newLayer starts a layer over base, or continues the layer prev (its
+// changes copied: they are few).
+func newLayer[V any](base map[string]V, prev *mapLayer[V]) *mapLayer[V] {
+	if prev != nil {
+		return &mapLayer[V]{base: prev.base, set: maps.Clone(prev.set), gone: maps.Clone(prev.gone)}
+	}
+	return &mapLayer[V]{base: base, set: map[string]V{}, gone: map[string]bool{}}
+}
+
+func (m *mapLayer[V]) get(k string) (V, bool) {
+	if v, ok := m.set[k]; ok {
+		return v, true
+	}
+	if m.gone[k] {
+		var z V
+		return z, false
+	}
+	v, ok := m.base[k]
+	return v, ok
+}
+
+func (m *mapLayer[V]) put(k string, v V) {
+	m.set[k] = v
+	delete(m.gone, k)
+}
+
+func (m *mapLayer[V]) del(k string) {
+	delete(m.set, k)
+	if _, ok := m.base[k]; ok {
+		m.gone[k] = true
+	}
+}
+
+// flat returns the map the layer stands for (a new map).
+func (m *mapLayer[V]) flat() map[string]V {
+	out := maps.Clone(m.base)
+	if out == nil {
+		out = map[string]V{}
+	}
+	for k := range m.gone {
+		delete(out, k)
+	}
+	maps.Copy(out, m.set)
+	return out
+}
+
+// mapLayers are the lookup maps of an update's graph (Graph's fields of
+// the same names are nil then).
+type mapLayers struct {
+	byFile   *mapLayer[[]*Node]
+	fileNode *mapLayer[*Node]
+	children *mapLayer[[]*Node]
+	envNames *mapLayer[[]string]
+	imports  *mapLayer[[]importSpan]
+	globals  *mapLayer[[]globalRec]
+}
+
+// layersOver starts the layers of the graph after prev.
+func layersOver(prev *Graph) *mapLayers {
+	var p mapLayers
+	if prev.lay != nil {
+		p = *prev.lay
+	}
+	return &mapLayers{
+		byFile:   newLayer(prev.byFile, p.byFile),
+		fileNode: newLayer(prev.fileNode, p.fileNode),
+		children: newLayer(prev.children, p.children),
+		envNames: newLayer(prev.envNames, p.envNames),
+		imports:  newLayer(prev.imports, p.imports),
+		globals:  newLayer(prev.globals, p.globals),
+	}
+}
+
+// size is the number of changed entries the layers hold.
+func (l *mapLayers) size() int {
+	return len(l.byFile.set) + len(l.fileNode.set) + len(l.children.set) + len(l.envNames.set) +
+		len(l.imports.set) + len(l.globals.set) + len(l.envNames.gone) + len(l.byFile.gone) + len(l.globals.gone)
+}
+
+// The graph's lookups, through the layers when it has them.
+
+func (g *Graph) defsOf(path string) []*Node {
+	if l := g.lay; l != nil {
+		v, _ := l.byFile.get(path)
+		return v
+	}
+	return g.byFile[path]
+}
+
+func (g *Graph) fileNodeOf(path string) (*Node, bool) {
+	if l := g.lay; l != nil {
+		return l.fileNode.get(path)
+	}
+	n, ok := g.fileNode[path]
+	return n, ok
+}
+
+func (g *Graph) kidsOf(id string) []*Node {
+	if l := g.lay; l != nil {
+		v, _ := l.children.get(id)
+		return v
+	}
+	return g.children[id]
+}
+
+func (g *Graph) envOf(id string) []string {
+	if l := g.lay; l != nil {
+		v, _ := l.envNames.get(id)
+		return v
+	}
+	return g.envNames[id]
+}
+
+func (g *Graph) importsOf(path string) []importSpan {
+	if l := g.lay; l != nil {
+		v, _ := l.imports.get(path)
+		return v
+	}
+	return g.imports[path]
+}
+
+func (g *Graph) globalsOf(path string) []globalRec {
+	if l := g.lay; l != nil {
+		v, _ := l.globals.get(path)
+		return v
+	}
+	return g.globals[path]
 }

@@ -13,12 +13,13 @@ import (
 // another file). Node positions are unchanged, so the previous node list
 // is copied with the changed files' nodes put in place and its ID index is
 // shared; the lookup maps are cloned (a copy of their hash tables, no
-// re-hashing) with only the changed entries replaced; the edge list is the
-// previous one copied in runs of unchanged files, the changed files'
-// segments rebuilt; statistics are updated by the difference. It returns
-// nil when the change does not qualify (the caller assembles from
+// re-hashing) with only the changed entries replaced; the edges are the
+// previous graph's base list, shared, with the changed files' segments
+// (and the Go edges, when they changed) replaced (graph_overlay.go), so no
+// unchanged edge is copied; statistics are updated by the difference. It
+// returns nil when the change does not qualify (the caller assembles from
 // scratch). The result is the graph assemble would build (tests compare
-// them field by field).
+// them field by field, edges by index and every node's rows).
 func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, prevGo []Edge, env map[string]string) *Graph {
 	if prev != nil && prev.ov != nil {
 		if f := prev.ov.flat.Load(); f != nil {
@@ -67,43 +68,43 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		isChanged[fb] = true
 	}
 
+	// The lookup maps are layers over the previous graph's (changed
+	// entries only, graph_overlay.go).
+	lay := layersOver(prev)
 	g := &Graph{
-		root:     b.root,
-		nodes:    append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
-		byID:     prev.byID, // the same nodes at the same positions: shared, never written
-		byFile:   maps.Clone(prev.byFile),
-		fileNode: maps.Clone(prev.fileNode),
-		children: maps.Clone(prev.children),
-		envNames: maps.Clone(prev.envNames),
-		envVals:  env,
-		imports:  maps.Clone(prev.imports),
-		globals:  maps.Clone(prev.globals),
+		root:    b.root,
+		nodes:   append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
+		byID:    prev.byID, // the same nodes at the same positions: shared, never written
+		envVals: env,
+		lay:     lay,
 	}
 	for i, fb := range changed {
 		o := olds[i]
 		p := fb.fd.Path
 		copy(g.nodes[prev.byID[fb.fileID]:], fb.nodes)
-		g.fileNode[p] = fb.nodes[0]
+		lay.fileNode.put(p, fb.nodes[0])
 		if len(fb.nodes) > 1 {
-			g.byFile[p] = fb.nodes[1:]
+			lay.byFile.put(p, fb.nodes[1:])
 		} else {
-			delete(g.byFile, p)
+			lay.byFile.del(p)
 		}
-		g.imports[p] = fb.spans
+		lay.imports.put(p, fb.spans)
 		if len(fb.fd.Globals) > 0 {
-			g.globals[p] = fb.fd.Globals
+			lay.globals.put(p, fb.fd.Globals)
 		} else {
-			delete(g.globals, p)
+			lay.globals.del(p)
 		}
 		for id := range o.envNames {
-			delete(g.envNames, id)
+			lay.envNames.del(id)
 		}
 		for id, names := range fb.envNames {
-			g.envNames[id] = names
+			lay.envNames.put(id, names)
 		}
 		// Children: the same members under the same parents; each parent's
 		// list gets the new node objects in place (order is by source
-		// position, which the same IDs in the same order keep).
+		// position, which the same IDs in the same order keep). The list
+		// is read from the layer: another changed file may have put its
+		// members (Go methods of one type in two files).
 		byIDNew := make(map[string]*Node, len(fb.nodes))
 		for _, n := range fb.nodes {
 			byIDNew[n.ID] = n
@@ -114,13 +115,14 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 				continue
 			}
 			done[n.Parent] = true
-			kids := append([]*Node(nil), prev.children[n.Parent]...)
+			cur, _ := lay.children.get(n.Parent)
+			kids := append([]*Node(nil), cur...)
 			for k, c := range kids {
 				if nn := byIDNew[c.ID]; nn != nil {
 					kids[k] = nn
 				}
 			}
-			g.children[n.Parent] = kids
+			lay.children.put(n.Parent, kids)
 		}
 	}
 
@@ -223,7 +225,7 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 	if limit == 0 {
 		limit = overlayMax(len(base.edges))
 	}
-	if g.ov.replEdges > limit {
+	if g.ov.replEdges > limit || lay.size() > limit {
 		// Compacted: the next updates start from one list again.
 		f := g.flatGraph()
 		pointResults(ordered, f.edges)

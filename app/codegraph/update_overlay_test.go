@@ -45,6 +45,16 @@ func sameEdgeStore(t *testing.T, what string, a, fresh *Graph) {
 	}
 }
 
+// flatCopy returns g when it is flat, else a flat graph with the same
+// content, made without keeping it in g (g.Edges would keep it, and the
+// next update would start from it).
+func flatCopy(g *Graph) *Graph {
+	if g.ov == nil {
+		return g
+	}
+	return g.compact()
+}
+
 // edgeHomes lists the arrays g's edges live in: the flat list, or an
 // overlay's base list and replaced segments. It does not compact g.
 func edgeHomes(g *Graph) [][]Edge {
@@ -87,6 +97,9 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 	for k, v := range pyFixture {
 		files["py/"+k] = v
 	}
+	// Methods of Sq in a second file: one update changing both files
+	// changes one parent's children from two files.
+	files["shape/more.go"] = "package shape\n\nfunc (q Sq) Double() float64 { return 2 * q.s }\n"
 	root := writeTree(t, files)
 	p := openT(t, root, Options{NoCache: true})
 	ctx := context.Background()
@@ -110,6 +123,7 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 			return strings.Replace(s, from, to, 1)
 		}
 	}
+	var also []string // further files changed in the next step
 	step := func(what, file string, fn func(string) string, wantPatch bool) *Graph {
 		t.Helper()
 		prev := p.Graph()
@@ -120,7 +134,8 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := p.b.fastBuilds
-		g, err := p.UpdateFiles(ctx, []string{path})
+		g, err := p.UpdateFiles(ctx, append([]string{path}, also...))
+		also = nil
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,6 +203,8 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 	step("another file (overlay holds two)", "py/pkg/models.py", replace("return 2", "\n\n        return 3"), true)
 	step("Go method in another file than its type", "shape/sq.go", replace("return q.s * q.s", "\n\treturn q.s * q.Side()"), true)
 	step("Go dispatch goes", "main.go", replace("t += x.Area()", "t += 1"), true)
+	also = []string{edit("shape/more.go", replace("func (q Sq) Double", "// Double doubles.\nfunc (q Sq) Double"))}
+	step("two files with methods of one type", "shape/sq.go", replace("func (q Sq) Side", "// Side is s.\nfunc (q Sq) Side"), true)
 	g = step("Go dispatch comes back", "main.go", replace("t += 1", "t += x.Area()"), true)
 	wantEdge(t, g, "ex.total", "ex/shape.Sq.Area", EdgeDispatches)
 

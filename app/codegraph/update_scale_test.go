@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -142,10 +143,16 @@ func TestUpdateScale(t *testing.T) {
 		edit func(int) []byte
 	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}, {"comment appended, again", commentEdit}} {
 		var walls, cpus []time.Duration
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		fast := p.b.fastBuilds
 		for i := 1; i <= n; i++ {
 			wl, cl := update(k.edit(i))
 			walls, cpus = append(walls, wl), append(cpus, cl)
 		}
+		runtime.ReadMemStats(&ms1)
+		t.Logf("%s: %d of %d patched; %.1f MB allocated per edit; %d GC cycles; CPU per edit (ms): %v",
+			k.name, p.b.fastBuilds-fast, n, float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n)/1e6, ms1.NumGC-ms0.NumGC, msList(cpus))
 		var sumW, sumC time.Duration
 		for i := range walls {
 			sumW, sumC = sumW+walls[i], sumC+cpus[i]
@@ -155,4 +162,16 @@ func TestUpdateScale(t *testing.T) {
 		logf(fmt.Sprintf("%s: %s (median of %d)", target, k.name, n), walls[n/2], cpus[n/2])
 		logf(fmt.Sprintf("%s: %s (mean of %d)", target, k.name, n), sumW/time.Duration(n), sumC/time.Duration(n))
 	}
+}
+
+// msList formats durations as whole milliseconds.
+func msList(ds []time.Duration) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d", d.Milliseconds())
+	}
+	return b.String()
 }
