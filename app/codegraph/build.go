@@ -344,7 +344,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		fb.res.doneResolving()
 	})
 	prevGo := b.goEdges
-	b.goEdges = b.goEdgesFor(ordered, changed, patch && sameGoTypes(changed, old)) // update_build.go
+	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go
 	var g *Graph
 	if !structural && sameFiles {
 		g = b.assemblePatch(b.last, ordered, changed, old, prevGo, env) // update_assemble.go

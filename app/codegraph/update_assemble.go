@@ -183,7 +183,8 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 	if int(cur[goSeg+1]-cur[goSeg]) != len(prevGo) {
 		return nil
 	}
-	if !slices.Equal(prevGo, b.goEdges) {
+	goSame := sameEdges(prevGo, b.goEdges)
+	if !goSame {
 		repl[goSeg] = b.goEdges
 	}
 	g.ov = newOverlay(base, g.byID, baseStart, repl)
@@ -199,11 +200,17 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		st.addFile(olds[i], -1)
 		st.addFile(fb, 1)
 	}
-	for _, e := range prevGo {
-		addCount(st.EdgesByKind, e.Kind, -1)
-	}
-	for _, e := range b.goEdges {
-		addCount(st.EdgesByKind, e.Kind, 1)
+	if !goSame {
+		kinds := map[EdgeKind]int{}
+		for _, e := range prevGo {
+			kinds[e.Kind]--
+		}
+		for _, e := range b.goEdges {
+			kinds[e.Kind]++
+		}
+		for k, d := range kinds {
+			addCount(st.EdgesByKind, k, d)
+		}
 	}
 	for _, fb := range ordered {
 		if len(st.UnresolvedSample) >= maxUnresolvedSample {
@@ -267,4 +274,13 @@ func pointResults(files []*fileBuild, edges []Edge) bool {
 		}
 	}
 	return true
+}
+
+// sameEdges reports whether two edge lists are equal, at once when they
+// are the same list.
+func sameEdges(a, b []Edge) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }

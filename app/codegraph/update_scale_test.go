@@ -21,6 +21,7 @@ import (
 // figures go to the test log (BENCHMARKS.md, update section). With
 // CODELOOM_UPDATE_PROF set, the CPU profile of the one-file edits (not of
 // the load or the first update) is written to that file;
+// CODELOOM_UPDATE_MEMPROF the allocation profile of those edits;
 // CODELOOM_UPDATE_EDITS sets the number of edits of each kind (9). With
 // CODELOOM_UPDATE_PREPARE set, PrepareUpdates runs (timed) before the first
 // update, as the app's watcher runs it in the background.
@@ -132,6 +133,16 @@ func TestUpdateScale(t *testing.T) {
 		defer func() {
 			pprof.StopCPUProfile()
 			f.Close()
+		}()
+	}
+	if prof := os.Getenv("CODELOOM_UPDATE_MEMPROF"); prof != "" {
+		// Allocations of the one-file edits (alloc_space), one sample per 64 KB.
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			if f, err := os.Create(prof); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
 		}()
 	}
 	n := 9
