@@ -139,6 +139,7 @@ func TestUpdateScale(t *testing.T) {
 		// Allocations of the one-file edits (alloc_space), one sample per 64 KB.
 		runtime.MemProfileRate = 64 << 10
 		defer func() {
+			runtime.GC() // the profile shows allocations as of the last GC
 			if f, err := os.Create(prof); err == nil {
 				pprof.Lookup("allocs").WriteTo(f, 0)
 				f.Close()
