@@ -18,8 +18,7 @@ type Graph struct {
 	nodes    []*Node            // files (each followed by its definitions in source order), then packages
 	byID     map[string]int32   // node ID → its position in nodes
 	edges    []Edge             // every edge, in segments (graph_overlay.go); nil when ov is set
-	ov       *edgeOverlay       // a base graph's edges with some segments replaced (graph_overlay.go)
-	lay      *mapLayers         // set with ov: the maps below are then nil, read through lay (graph_overlay.go)
+	ov       *edgeOverlay       // a base graph with some edge segments and map entries replaced; the maps below are then nil (graph_overlay.go)
 	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
 	fileNode map[string]*Node
 	children map[string][]*Node
@@ -143,7 +142,11 @@ func (g *Graph) Stats() Stats { return g.stats }
 
 func (g *Graph) index() {
 	if g.ov != nil {
-		g.ov.base.index()
+		if src, f := g.ov.view(); f != nil {
+			f.index()
+		} else {
+			src.base.index()
+		}
 		return
 	}
 	g.idxOnce.Do(func() { g.adj = buildAdjacency(g.nodes, g.byID, g.edges) })

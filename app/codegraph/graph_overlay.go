@@ -31,7 +31,10 @@ import (
 // edgeOverlay is a graph's edge list as a flat base graph's with some
 // segments replaced (see the file comment).
 type edgeOverlay struct {
-	base      *Graph           // flat (ov == nil); its edges and rows are shared
+	// The base graph and the map layers; cleared once the overlay is
+	// compacted (flat is set first), so that the base can go: reads then
+	// go to flat (view).
+	src       atomic.Pointer[overlaySrc]
 	baseStart []int32          // segment s of the base is base.edges[baseStart[s]:baseStart[s+1]]
 	start     []int32          // segment s of this graph is at [start[s], start[s+1]) in its edge order
 	repl      map[int32][]Edge // replaced segments, by segment number
@@ -45,6 +48,21 @@ type edgeOverlay struct {
 
 	flatOnce sync.Once
 	flat     atomic.Pointer[Graph] // the compacted graph, once made
+}
+
+// overlaySrc is what an overlay reads besides its own segments.
+type overlaySrc struct {
+	base *Graph     // flat (ov == nil); its edges and rows are shared
+	lay  *mapLayers // the lookup maps (Graph's map fields are nil)
+}
+
+// view returns the overlay's base and layers, or, once it is compacted,
+// the flat graph.
+func (ov *edgeOverlay) view() (*overlaySrc, *Graph) {
+	if s := ov.src.Load(); s != nil {
+		return s, nil
+	}
+	return nil, ov.flat.Load()
 }
 
 // overlayMax is how many replaced edges an overlay may hold before an
@@ -71,11 +89,15 @@ func (g *Graph) edgeAt(i int32) Edge {
 	if ov == nil {
 		return g.edges[i]
 	}
+	src, f := ov.view()
+	if f != nil {
+		return f.edges[i]
+	}
 	s := segOf(ov.start, i)
 	if seg, ok := ov.repl[s]; ok {
 		return seg[i-ov.start[s]]
 	}
-	return ov.base.edges[ov.baseStart[s]+i-ov.start[s]]
+	return src.base.edges[ov.baseStart[s]+i-ov.start[s]]
 }
 
 // rows returns the edges of one node (base row and overlay row) as indexes
@@ -103,11 +125,18 @@ func (ov *edgeOverlay) rows(baseRow, own []int32) []int32 {
 // in an overlay graph.
 func (g *Graph) overlayIdx(id string, out bool) []int32 {
 	ov := g.ov
+	src, f := ov.view()
+	if f != nil {
+		if out {
+			return f.outIdx(id)
+		}
+		return f.inIdx(id)
+	}
 	var baseRow []int32
 	if out {
-		baseRow = ov.base.outIdx(id)
+		baseRow = src.base.outIdx(id)
 	} else {
-		baseRow = ov.base.inIdx(id)
+		baseRow = src.base.inIdx(id)
 	}
 	var own []int32
 	if i, ok := g.byID[id]; ok {
@@ -130,10 +159,11 @@ func (g *Graph) overlayIdx(id string, out bool) []int32 {
 // newOverlay makes the edge storage of a graph whose nodes are base's (at
 // the same positions, byID) and whose segments are base's with repl in
 // place of some. baseStart is base's segment table.
-func newOverlay(base *Graph, byID map[string]int32, baseStart []int32, repl map[int32][]Edge) *edgeOverlay {
-	ov := &edgeOverlay{base: base, baseStart: baseStart, repl: repl,
+func newOverlay(base *Graph, lay *mapLayers, byID map[string]int32, baseStart []int32, repl map[int32][]Edge) *edgeOverlay {
+	ov := &edgeOverlay{baseStart: baseStart, repl: repl,
 		start: make([]int32, len(baseStart)),
 		out:   map[int32][]int32{}, in: map[int32][]int32{}}
+	ov.src.Store(&overlaySrc{base: base, lay: lay})
 	for s := range repl {
 		ov.replSegs = append(ov.replSegs, s)
 	}
@@ -178,14 +208,21 @@ func (g *Graph) flatGraph() *Graph {
 	if ov == nil {
 		return g
 	}
-	ov.flatOnce.Do(func() { ov.flat.Store(g.compact()) })
+	ov.flatOnce.Do(func() {
+		ov.flat.Store(g.compact())
+		ov.src.Store(nil) // reads go to the flat graph; the base can go
+	})
 	return ov.flat.Load()
 }
 
 // compact makes the flat graph of an overlay graph.
 func (g *Graph) compact() *Graph {
 	ov := g.ov
-	base := ov.base
+	src, f := ov.view()
+	if f != nil {
+		return f
+	}
+	base := src.base
 	base.index()
 	a := base.adj
 	n := g.numEdges()
@@ -226,15 +263,15 @@ func (g *Graph) compact() *Graph {
 		from = append(from, bFrom[lo:hi]...)
 		to = append(to, bTo[lo:hi]...)
 	}
-	f := &Graph{root: g.root, nodes: g.nodes, byID: g.byID, edges: edges,
+	flat := &Graph{root: g.root, nodes: g.nodes, byID: g.byID, edges: edges,
 		byFile: g.byFile, fileNode: g.fileNode, children: g.children,
 		envNames: g.envNames, envVals: g.envVals, imports: g.imports, globals: g.globals, stats: g.stats}
-	if l := g.lay; l != nil {
-		f.byFile, f.fileNode, f.children = l.byFile.flat(), l.fileNode.flat(), l.children.flat()
-		f.envNames, f.imports, f.globals = l.envNames.flat(), l.imports.flat(), l.globals.flat()
+	if l := src.lay; l != nil {
+		flat.byFile, flat.fileNode, flat.children = l.byFile.flat(), l.fileNode.flat(), l.children.flat()
+		flat.envNames, flat.imports, flat.globals = l.envNames.flat(), l.imports.flat(), l.globals.flat()
 	}
-	f.idxOnce.Do(func() { f.adj = adjacencyFromEnds(len(g.nodes), edges, from, to) })
-	return f
+	flat.idxOnce.Do(func() { flat.adj = adjacencyFromEnds(len(g.nodes), edges, from, to) })
+	return flat
 }
 
 // mapLayer is a lookup map of an update's graph: its base graph's map with
@@ -303,11 +340,12 @@ type mapLayers struct {
 	globals  *mapLayer[[]globalRec]
 }
 
-// layersOver starts the layers of the graph after prev.
-func layersOver(prev *Graph) *mapLayers {
+// layersOver starts the layers of the graph after prev, whose layers are
+// prevLay (nil: prev is flat).
+func layersOver(prev *Graph, prevLay *mapLayers) *mapLayers {
 	var p mapLayers
-	if prev.lay != nil {
-		p = *prev.lay
+	if prevLay != nil {
+		p = *prevLay
 	}
 	return &mapLayers{
 		byFile:   newLayer(prev.byFile, p.byFile),
@@ -325,52 +363,70 @@ func (l *mapLayers) size() int {
 		len(l.imports.set) + len(l.globals.set) + len(l.envNames.gone) + len(l.byFile.gone) + len(l.globals.gone)
 }
 
+// layers returns g's map layers, or the flat graph whose maps to read.
+func (g *Graph) layers() (*mapLayers, *Graph) {
+	if g.ov == nil {
+		return nil, g
+	}
+	src, f := g.ov.view()
+	if f != nil {
+		return nil, f
+	}
+	return src.lay, nil
+}
+
 // The graph's lookups, through the layers when it has them.
 
 func (g *Graph) defsOf(path string) []*Node {
-	if l := g.lay; l != nil {
-		v, _ := l.byFile.get(path)
-		return v
+	l, f := g.layers()
+	if l == nil {
+		return f.byFile[path]
 	}
-	return g.byFile[path]
+	v, _ := l.byFile.get(path)
+	return v
 }
 
 func (g *Graph) fileNodeOf(path string) (*Node, bool) {
-	if l := g.lay; l != nil {
-		return l.fileNode.get(path)
+	l, f := g.layers()
+	if l == nil {
+		n, ok := f.fileNode[path]
+		return n, ok
 	}
-	n, ok := g.fileNode[path]
-	return n, ok
+	return l.fileNode.get(path)
 }
 
 func (g *Graph) kidsOf(id string) []*Node {
-	if l := g.lay; l != nil {
-		v, _ := l.children.get(id)
-		return v
+	l, f := g.layers()
+	if l == nil {
+		return f.children[id]
 	}
-	return g.children[id]
+	v, _ := l.children.get(id)
+	return v
 }
 
 func (g *Graph) envOf(id string) []string {
-	if l := g.lay; l != nil {
-		v, _ := l.envNames.get(id)
-		return v
+	l, f := g.layers()
+	if l == nil {
+		return f.envNames[id]
 	}
-	return g.envNames[id]
+	v, _ := l.envNames.get(id)
+	return v
 }
 
 func (g *Graph) importsOf(path string) []importSpan {
-	if l := g.lay; l != nil {
-		v, _ := l.imports.get(path)
-		return v
+	l, f := g.layers()
+	if l == nil {
+		return f.imports[path]
 	}
-	return g.imports[path]
+	v, _ := l.imports.get(path)
+	return v
 }
 
 func (g *Graph) globalsOf(path string) []globalRec {
-	if l := g.lay; l != nil {
-		v, _ := l.globals.get(path)
-		return v
+	l, f := g.layers()
+	if l == nil {
+		return f.globals[path]
 	}
-	return g.globals[path]
+	v, _ := l.globals.get(path)
+	return v
 }

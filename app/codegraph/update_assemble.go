@@ -21,8 +21,11 @@ import (
 // scratch). The result is the graph assemble would build (tests compare
 // them field by field, edges by index and every node's rows).
 func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, prevGo []Edge, env map[string]string) *Graph {
+	var src *overlaySrc // prev's base and layers when prev is an overlay
 	if prev != nil && prev.ov != nil {
-		if f := prev.ov.flat.Load(); f != nil {
+		s, f := prev.ov.view()
+		src = s
+		if f != nil {
 			// Compacted meanwhile (Edges, the snapshot writer): start from
 			// it, the files' results pointing into its list, so that the
 			// old lists can go.
@@ -37,6 +40,7 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 				return nil
 			}
 			prev = f
+			src = nil
 		}
 	}
 	pkgs := b.packageNodes()
@@ -70,13 +74,16 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 
 	// The lookup maps are layers over the previous graph's (changed
 	// entries only, graph_overlay.go).
-	lay := layersOver(prev)
+	var prevLay *mapLayers
+	if src != nil {
+		prevLay = src.lay
+	}
+	lay := layersOver(prev, prevLay)
 	g := &Graph{
 		root:    b.root,
 		nodes:   append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
 		byID:    prev.byID, // the same nodes at the same positions: shared, never written
 		envVals: env,
-		lay:     lay,
 	}
 	for i, fb := range changed {
 		o := olds[i]
@@ -132,7 +139,7 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 	base, cur, repl := prev, []int32(nil), map[int32][]Edge{}
 	var baseStart []int32
 	if ov := prev.ov; ov != nil {
-		base, baseStart, cur = ov.base, ov.baseStart, ov.start
+		base, baseStart, cur = src.base, ov.baseStart, ov.start
 		repl = maps.Clone(ov.repl)
 	} else {
 		// Segment table of a flat graph as assemble laid it out: per file
@@ -187,7 +194,7 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 	if !goSame {
 		repl[goSeg] = b.goEdges
 	}
-	g.ov = newOverlay(base, g.byID, baseStart, repl)
+	g.ov = newOverlay(base, lay, g.byID, baseStart, repl)
 
 	// Statistics: the previous figures minus the old versions of the changed
 	// files plus the new ones, and the Go edges' difference.

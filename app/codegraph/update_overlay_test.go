@@ -64,7 +64,11 @@ func edgeHomes(g *Graph) [][]Edge {
 		}
 		return [][]Edge{g.edges}
 	}
-	homes := [][]Edge{g.ov.base.edges}
+	src, f := g.ov.view()
+	if f != nil {
+		return [][]Edge{f.edges}
+	}
+	homes := [][]Edge{src.base.edges}
 	for _, s := range g.ov.replSegs {
 		if seg := g.ov.repl[s]; len(seg) > 0 {
 			homes = append(homes, seg)
@@ -146,12 +150,13 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 			// The unchanged edges are the previous graph's, not a copy.
 			base := prev
 			if prev.ov != nil {
-				base = prev.ov.base
-				if f := prev.ov.flat.Load(); f != nil {
+				if src, f := prev.ov.view(); f != nil {
 					base = f
+				} else {
+					base = src.base
 				}
 			}
-			if g.ov.base != base {
+			if src, _ := g.ov.view(); src == nil || src.base != base {
 				t.Errorf("%s: the update's edges do not share the previous graph's list", what)
 			}
 		}
@@ -213,11 +218,16 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 		t.Fatal("not an overlay before compaction")
 	}
 	flat := g.Edges()
-	if f := g.ov.flat.Load(); f == nil || f.ov != nil || len(f.edges) != len(flat) {
+	flatG := g.ov.flat.Load()
+	if flatG == nil || flatG.ov != nil || len(flatG.edges) != len(flat) {
 		t.Fatal("Edges did not keep the compacted graph")
 	}
+	if g.ov.src.Load() != nil {
+		t.Error("the compacted overlay still holds its base graph")
+	}
+	graphsEqual(t, "compacted overlay", g, openT(t, root, Options{NoCache: true}).Graph())
 	g = step("after Edges compacted", "py/app.py", replace("unknown_func()", "pkg.util.env()"), true)
-	if g.ov == nil || g.ov.base != p.b.last.ov.base {
+	if g.ov == nil || g.ov.src.Load() == nil || g.ov.src.Load().base != flatG {
 		t.Error("the update after compaction is not an overlay")
 	}
 	for path, fb := range p.b.fbs {
@@ -281,5 +291,53 @@ func TestOverlayRowsSize(t *testing.T) {
 	}
 	if rows != g.ov.replEdges || g.ov.replEdges >= g.numEdges() {
 		t.Errorf("overlay rows %d for %d replaced edges of %d", rows, g.ov.replEdges, g.numEdges())
+	}
+}
+
+// TestOverlayReadsDuringCompaction reads an update's graph from several
+// goroutines while another compacts it (as the snapshot writer does beside
+// the app's queries); every read must give what the fresh graph gives
+// (run with -race to check the handover).
+func TestOverlayReadsDuringCompaction(t *testing.T) {
+	root := writeTree(t, pyFixture)
+	p := openT(t, root, Options{NoCache: true})
+	path := filepath.Join(root, "pkg", "util.py")
+	src, _ := os.ReadFile(path)
+	os.WriteFile(path, append([]byte("# shifted\n"), src...), 0o644)
+	g, err := p.UpdateFiles(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.ov == nil {
+		t.Fatal("not an overlay")
+	}
+	fresh := openT(t, root, Options{NoCache: true}).Graph()
+	done := make(chan string, 4)
+	for w := 0; w < 3; w++ {
+		go func() {
+			for i := 0; i < 50; i++ {
+				for _, n := range fresh.nodes {
+					if !reflect.DeepEqual(g.Out(n.ID), fresh.Out(n.ID)) || !reflect.DeepEqual(g.In(n.ID), fresh.In(n.ID)) ||
+						len(g.Children(n.ID)) != len(fresh.Children(n.ID)) {
+						done <- "rows of " + n.ID + " differ"
+						return
+					}
+				}
+				if len(g.NodesInFile("pkg/util.py")) != len(fresh.NodesInFile("pkg/util.py")) {
+					done <- "NodesInFile differs"
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	go func() { g.Edges(); done <- "" }()
+	for i := 0; i < 4; i++ {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
+	}
+	if g.ov.src.Load() != nil {
+		t.Error("not compacted")
 	}
 }
