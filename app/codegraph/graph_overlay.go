@@ -18,7 +18,9 @@ package codegraph
 // edges gives. The overlay is compacted into a flat graph when it has
 // grown (assemblePatch, overlayMax) and whenever the whole edge list is
 // asked for (Edges, the snapshot writer, Rank); the next update then
-// starts from that flat graph.
+// starts from that flat graph, and the compacted overlay reads from it and
+// lets its base go. The lookup maps (byFile, children, ...) of an overlay
+// graph are layers over the base's in the same way (mapLayer).
 
 import (
 	"maps"
