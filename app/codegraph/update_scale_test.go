@@ -122,8 +122,11 @@ func TestUpdateScale(t *testing.T) {
 		}
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
+	var gc0, gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
 	wl, cl := update(commentEdit(0))
-	logf("first update after the load", wl, cl)
+	runtime.ReadMemStats(&gc1)
+	logf(fmt.Sprintf("first update after the load (%d GC cycles)", gc1.NumGC-gc0.NumGC), wl, cl)
 	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
 		f, err := os.Create(prof)
 		if err != nil {
