@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -122,11 +121,9 @@ func TestUpdateScale(t *testing.T) {
 		}
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
-	var gc0, gc1 runtime.MemStats
-	runtime.ReadMemStats(&gc0)
+	gc0 := readHeap()
 	wl, cl := update(commentEdit(0))
-	runtime.ReadMemStats(&gc1)
-	logf(fmt.Sprintf("first update after the load (%d GC cycles)", gc1.NumGC-gc0.NumGC), wl, cl)
+	logf(fmt.Sprintf("first update after the load (%d GC cycles)", readHeap().Sub(gc0).gcs), wl, cl)
 	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
 		f, err := os.Create(prof)
 		if err != nil {
@@ -139,15 +136,7 @@ func TestUpdateScale(t *testing.T) {
 		}()
 	}
 	if prof := os.Getenv("CODELOOM_UPDATE_MEMPROF"); prof != "" {
-		// Allocations of the one-file edits (alloc_space), one sample per 64 KB.
-		runtime.MemProfileRate = 64 << 10
-		defer func() {
-			runtime.GC() // the profile shows allocations as of the last GC
-			if f, err := os.Create(prof); err == nil {
-				pprof.Lookup("allocs").WriteTo(f, 0)
-				f.Close()
-			}
-		}()
+		defer allocProfile(prof)() // update_scale_heap_test.go
 	}
 	n := 9
 	if v, err := strconv.Atoi(os.Getenv("CODELOOM_UPDATE_EDITS")); err == nil && v > 0 {
@@ -158,16 +147,15 @@ func TestUpdateScale(t *testing.T) {
 		edit func(int) []byte
 	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}, {"comment appended, again", commentEdit}} {
 		var walls, cpus []time.Duration
-		var ms0, ms1 runtime.MemStats
-		runtime.ReadMemStats(&ms0)
+		h0 := readHeap()
 		fast := p.b.fastBuilds
 		for i := 1; i <= n; i++ {
 			wl, cl := update(k.edit(i))
 			walls, cpus = append(walls, wl), append(cpus, cl)
 		}
-		runtime.ReadMemStats(&ms1)
+		h := readHeap().Sub(h0)
 		t.Logf("%s: %d of %d patched; %.1f MB allocated per edit; %d GC cycles; CPU per edit (ms): %v",
-			k.name, p.b.fastBuilds-fast, n, float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n)/1e6, ms1.NumGC-ms0.NumGC, msList(cpus))
+			k.name, p.b.fastBuilds-fast, n, float64(h.alloc)/float64(n)/1e6, h.gcs, msList(cpus))
 		var sumW, sumC time.Duration
 		for i := range walls {
 			sumW, sumC = sumW+walls[i], sumC+cpus[i]
@@ -185,16 +173,4 @@ func TestUpdateScale(t *testing.T) {
 	w, c = time.Now(), cpu()
 	p.flushSnapshot()
 	logf("rewrite of the persisted graph after the edits", time.Since(w), cpu()-c)
-}
-
-// msList formats durations as whole milliseconds.
-func msList(ds []time.Duration) string {
-	var b strings.Builder
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%d", d.Milliseconds())
-	}
-	return b.String()
 }
