@@ -12,8 +12,8 @@ import (
 // parents and kinds (any language; a Go method may belong to a type of
 // another file). Node positions are unchanged, so the previous node list
 // is copied with the changed files' nodes put in place and its ID index is
-// shared; the lookup maps are cloned (a copy of their hash tables, no
-// re-hashing) with only the changed entries replaced; the edges are the
+// shared; the lookup maps are layers over the previous ones holding only
+// the changed entries (mapLayer); the edges are the
 // previous graph's base list, shared, with the changed files' segments
 // (and the Go edges, when they changed) replaced (graph_overlay.go), so no
 // unchanged edge is copied; statistics are updated by the difference. It
