@@ -215,6 +215,7 @@ type builder struct {
 	goImpl     *goImpls     // Go interface matching of the last build (nil: none)
 	lastPkgs   []*Node      // its package nodes
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
+	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 }
@@ -343,7 +344,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		fb.res.doneResolving()
 	})
 	prevGo := b.goEdges
-	b.goEdges = b.goEdgesFor(ordered, changed, patch && sameGoTypes(changed, old)) // update_build.go
+	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go
 	var g *Graph
 	if !structural && sameFiles {
 		g = b.assemblePatch(b.last, ordered, changed, old, prevGo, env) // update_assemble.go

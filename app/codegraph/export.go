@@ -28,7 +28,7 @@ func WriteJSON(w io.Writer, g *Graph) error {
 	if nodes == nil {
 		nodes = []*Node{}
 	}
-	edges := g.edges
+	edges := g.Edges()
 	if edges == nil {
 		edges = []Edge{}
 	}
@@ -60,7 +60,7 @@ func WriteDOT(w io.Writer, g *Graph) error {
 		}
 		fmt.Fprintf(bw, "  subgraph %s {\n    label=%s;\n", q("cluster_"+f.ID), q(f.Path))
 		fmt.Fprintf(bw, "    %s [label=%s shape=%s];\n", q(f.ID), q(f.Name), shape[f.Kind])
-		for _, n := range g.byFile[f.Path] {
+		for _, n := range g.defsOf(f.Path) {
 			fmt.Fprintf(bw, "    %s [label=%s shape=%s];\n", q(n.ID), q(dotLabel(n)), shape[n.Kind])
 		}
 		fmt.Fprintln(bw, "  }")
@@ -72,7 +72,7 @@ func WriteDOT(w io.Writer, g *Graph) error {
 	}
 	style := map[EdgeKind]string{EdgeImports: "dashed", EdgeInherits: "bold", EdgeUses: "dotted", EdgeRequires: "dashed",
 		EdgeDispatches: "dashed", EdgeImplements: "dashed"}
-	for _, e := range g.edges {
+	for _, e := range g.Edges() {
 		if e.Kind == EdgeContains {
 			continue
 		}

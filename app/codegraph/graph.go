@@ -15,9 +15,10 @@ import (
 // safe for concurrent use; returned nodes must not be modified.
 type Graph struct {
 	root     string
-	nodes    []*Node          // files (each followed by its definitions in source order), then packages
-	byID     map[string]int32 // node ID → its position in nodes
-	edges    []Edge
+	nodes    []*Node            // files (each followed by its definitions in source order), then packages
+	byID     map[string]int32   // node ID → its position in nodes
+	edges    []Edge             // every edge, in segments (graph_overlay.go); nil when ov is set
+	ov       *edgeOverlay       // a base graph with some edge segments and map entries replaced; the maps below are then nil (graph_overlay.go)
 	byFile   map[string][]*Node // definitions of a file, in source order (file node excluded)
 	fileNode map[string]*Node
 	children map[string][]*Node
@@ -130,13 +131,24 @@ func (g *Graph) node(id string) *Node {
 // order, then external packages. The slice must not be modified.
 func (g *Graph) Nodes() []*Node { return g.nodes }
 
-// Edges returns all edges. The slice must not be modified.
-func (g *Graph) Edges() []Edge { return g.edges }
+// Edges returns all edges. The slice must not be modified. A graph made by
+// an update holds its edges as a previous graph's plus the changed files'
+// (graph_overlay.go); the first call makes the flat list (a copy of every
+// edge), later calls return it.
+func (g *Graph) Edges() []Edge { return g.flatGraph().edges }
 
 // Stats returns counts describing the graph.
 func (g *Graph) Stats() Stats { return g.stats }
 
 func (g *Graph) index() {
+	if g.ov != nil {
+		if src, f := g.ov.view(); f != nil {
+			f.index()
+		} else {
+			src.base.index()
+		}
+		return
+	}
 	g.idxOnce.Do(func() { g.adj = buildAdjacency(g.nodes, g.byID, g.edges) })
 }
 
@@ -211,6 +223,9 @@ func adjacencyFromEnds(n int, edges []Edge, from, to []int32) *adjacency {
 
 // outIdx returns the indexes of the edges leaving id, in edge order.
 func (g *Graph) outIdx(id string) []int32 {
+	if g.ov != nil {
+		return g.overlayIdx(id, true)
+	}
 	g.index()
 	a := g.adj
 	if i, ok := g.byID[id]; ok {
@@ -221,6 +236,9 @@ func (g *Graph) outIdx(id string) []int32 {
 
 // inIdx returns the indexes of the edges entering id, in edge order.
 func (g *Graph) inIdx(id string) []int32 {
+	if g.ov != nil {
+		return g.overlayIdx(id, false)
+	}
 	g.index()
 	a := g.adj
 	if i, ok := g.byID[id]; ok {
@@ -245,7 +263,7 @@ func hasKind(kinds []EdgeKind, k EdgeKind) bool {
 func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
 	var r []Edge
 	for _, i := range g.outIdx(id) {
-		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+		if e := g.edgeAt(i); hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
 	}
@@ -256,7 +274,7 @@ func (g *Graph) Out(id string, kinds ...EdgeKind) []Edge {
 func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
 	var r []Edge
 	for _, i := range g.inIdx(id) {
-		if e := g.edges[i]; hasKind(kinds, e.Kind) {
+		if e := g.edgeAt(i); hasKind(kinds, e.Kind) {
 			r = append(r, e)
 		}
 	}
@@ -264,23 +282,23 @@ func (g *Graph) In(id string, kinds ...EdgeKind) []Edge {
 }
 
 // Children returns the nodes id contains directly, in source order.
-func (g *Graph) Children(id string) []*Node { return g.children[id] }
+func (g *Graph) Children(id string) []*Node { return g.kidsOf(id) }
 
 // FileNode returns the node of a file by its slash-separated relative path.
 func (g *Graph) FileNode(relPath string) (*Node, bool) {
-	n, ok := g.fileNode[filepath.ToSlash(relPath)]
+	n, ok := g.fileNodeOf(filepath.ToSlash(relPath))
 	return n, ok
 }
 
 // NodesInFile returns the definitions in a file, in source order.
-func (g *Graph) NodesInFile(relPath string) []*Node { return g.byFile[filepath.ToSlash(relPath)] }
+func (g *Graph) NodesInFile(relPath string) []*Node { return g.defsOf(filepath.ToSlash(relPath)) }
 
 // NodeAt returns the innermost definition of relPath spanning line (1-based),
 // or the file node when no definition does.
 func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
 	relPath = filepath.ToSlash(relPath)
 	var best *Node
-	for _, n := range g.byFile[relPath] {
+	for _, n := range g.defsOf(relPath) {
 		if n.StartLine <= line && line <= n.EndLine {
 			if best == nil || n.EndByte-n.StartByte <= best.EndByte-best.StartByte {
 				best = n
@@ -290,7 +308,7 @@ func (g *Graph) NodeAt(relPath string, line int) (*Node, bool) {
 	if best != nil {
 		return best, true
 	}
-	f, ok := g.fileNode[relPath]
+	f, ok := g.fileNodeOf(relPath)
 	if ok && (line < 1 || line > max(f.EndLine, 1)) {
 		return nil, false
 	}
@@ -306,7 +324,7 @@ var depKinds = []EdgeKind{EdgeCalls, EdgeUses, EdgeInherits, EdgeImports, EdgeDi
 func (g *Graph) descendants(id string) []string {
 	out := []string{id}
 	for i := 0; i < len(out); i++ {
-		for _, c := range g.children[out[i]] {
+		for _, c := range g.kidsOf(out[i]) {
 			out = append(out, c.ID)
 		}
 	}
@@ -418,7 +436,7 @@ func (g *Graph) Path(from, to string) []Edge {
 	queue := []string{from}
 	for i := 0; i < len(queue); i++ {
 		for _, ei := range g.outIdx(queue[i]) {
-			e := g.edges[ei]
+			e := g.edgeAt(ei)
 			if _, ok := prev[e.To]; ok {
 				continue
 			}
@@ -426,7 +444,7 @@ func (g *Graph) Path(from, to string) []Edge {
 			if e.To == to {
 				var path []Edge
 				for cur := to; cur != from; {
-					pe := g.edges[prev[cur]]
+					pe := g.edgeAt(prev[cur])
 					path = append(path, pe)
 					cur = pe.From
 				}
@@ -574,12 +592,12 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	}
 	for _, p := range fileOrder {
 		src := files[p]
-		for _, im := range g.imports[p] {
+		for _, im := range g.importsOf(p) {
 			if !im.external || int(im.end) > len(src) || im.start > im.end {
 				continue
 			}
 			line := strings.TrimSpace(string(src[im.start:im.end]))
-			if n := g.fileNode[p]; n != nil && n.Language == "go" && !strings.HasPrefix(line, "import") {
+			if n, _ := g.fileNodeOf(p); n != nil && n.Language == "go" && !strings.HasPrefix(line, "import") {
 				line = "import " + line // a spec from an import block
 			}
 			if !seenImp[line] {
@@ -596,7 +614,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	wroteGlobal := false
 	for _, p := range fileOrder {
 		src := files[p]
-		for _, gl := range g.globals[p] {
+		for _, gl := range g.globalsOf(p) {
 			if int(gl.End) > len(src) || gl.Start > gl.End {
 				continue
 			}
@@ -629,7 +647,7 @@ func (g *Graph) Slice(id string) (*Slice, error) {
 	env := map[string]string{}
 	for _, n := range order {
 		for _, d := range g.descendants(n.ID) {
-			for _, name := range g.envNames[d] {
+			for _, name := range g.envOf(d) {
 				env[name] = g.envVals[name]
 			}
 		}

@@ -152,6 +152,7 @@ const dirEntrySize = 24
 
 // encodeSnapshot serialises a graph with the header it stands for.
 func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([]byte, error) {
+	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
 	}

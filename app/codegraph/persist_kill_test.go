@@ -61,6 +61,9 @@ func TestPersistKillChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if mode == "edits" {
+		runKillEdits(t, p, root, hook) // update_kill_test.go
+	}
 	p.Close()
 	hook("done")
 }

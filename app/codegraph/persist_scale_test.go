@@ -208,7 +208,7 @@ func fragments(g *Graph) map[string]*Graph {
 		}
 		fg.nodes = append(fg.nodes, n)
 	}
-	for _, e := range g.edges {
+	for _, e := range g.Edges() {
 		k := owner[e.From]
 		if fg := out[k]; fg != nil {
 			fg.edges = append(fg.edges, e)

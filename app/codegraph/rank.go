@@ -35,7 +35,7 @@ func (g *Graph) Rank(focus []string) []Ranked {
 		outs[from] = append(outs[from], arc{to, w})
 		outW[from] += w
 	}
-	for _, e := range g.edges {
+	for _, e := range g.Edges() {
 		f, ok1 := idx[e.From]
 		t, ok2 := idx[e.To]
 		if !ok1 || !ok2 {

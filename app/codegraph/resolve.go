@@ -26,7 +26,7 @@ func Resolve(g *Graph, arg string) (*Node, error) {
 			rel = filepath.ToSlash(r)
 		}
 	}
-	if n, ok := g.fileNode[rel]; ok {
+	if n, ok := g.fileNodeOf(rel); ok {
 		return n, nil
 	}
 	if i := strings.LastIndex(rel, ":"); i > 0 {

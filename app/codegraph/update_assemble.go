@@ -1,6 +1,10 @@
 package codegraph
 
-import "maps"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // assemblePatch builds the next snapshot from the previous one when only
 // the contents of some files changed and none of what other files see: the
@@ -8,14 +12,37 @@ import "maps"
 // parents and kinds (any language; a Go method may belong to a type of
 // another file). Node positions are unchanged, so the previous node list
 // is copied with the changed files' nodes put in place and its ID index is
-// shared; the lookup maps are cloned (a copy of their hash tables, no
-// re-hashing) with only the changed entries replaced; the edge list is the
-// previous one copied in runs of unchanged files, the changed files'
-// segments rebuilt; statistics are updated by the difference. It returns
-// nil when the change does not qualify (the caller assembles from
+// shared; the lookup maps are layers over the previous ones holding only
+// the changed entries (mapLayer); the edges are the
+// previous graph's base list, shared, with the changed files' segments
+// (and the Go edges, when they changed) replaced (graph_overlay.go), so no
+// unchanged edge is copied; statistics are updated by the difference. It
+// returns nil when the change does not qualify (the caller assembles from
 // scratch). The result is the graph assemble would build (tests compare
-// them field by field).
+// them field by field, edges by index and every node's rows).
 func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old map[string]*fileBuild, prevGo []Edge, env map[string]string) *Graph {
+	var src *overlaySrc // prev's base and layers when prev is an overlay
+	if prev != nil && prev.ov != nil {
+		s, f := prev.ov.view()
+		src = s
+		if f != nil {
+			// Compacted meanwhile (Edges, the snapshot writer): start from
+			// it, the files' results pointing into its list, so that the
+			// old lists can go.
+			files := make([]*fileBuild, len(ordered))
+			for i, fb := range ordered {
+				files[i] = fb
+				if o := old[fb.fd.Path]; o != nil {
+					files[i] = o
+				}
+			}
+			if !pointResults(files, f.edges) {
+				return nil
+			}
+			prev = f
+			src = nil
+		}
+	}
 	pkgs := b.packageNodes()
 	if prev == nil || len(pkgs) != len(b.lastPkgs) {
 		return nil
@@ -45,43 +72,46 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		isChanged[fb] = true
 	}
 
+	// The lookup maps are layers over the previous graph's (changed
+	// entries only, graph_overlay.go).
+	var prevLay *mapLayers
+	if src != nil {
+		prevLay = src.lay
+	}
+	lay := layersOver(prev, prevLay)
 	g := &Graph{
-		root:     b.root,
-		nodes:    append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
-		byID:     prev.byID, // the same nodes at the same positions: shared, never written
-		byFile:   maps.Clone(prev.byFile),
-		fileNode: maps.Clone(prev.fileNode),
-		children: maps.Clone(prev.children),
-		envNames: maps.Clone(prev.envNames),
-		envVals:  env,
-		imports:  maps.Clone(prev.imports),
-		globals:  maps.Clone(prev.globals),
+		root:    b.root,
+		nodes:   append(make([]*Node, 0, len(prev.nodes)), prev.nodes...),
+		byID:    prev.byID, // the same nodes at the same positions: shared, never written
+		envVals: env,
 	}
 	for i, fb := range changed {
 		o := olds[i]
 		p := fb.fd.Path
 		copy(g.nodes[prev.byID[fb.fileID]:], fb.nodes)
-		g.fileNode[p] = fb.nodes[0]
+		lay.fileNode.put(p, fb.nodes[0])
 		if len(fb.nodes) > 1 {
-			g.byFile[p] = fb.nodes[1:]
+			lay.byFile.put(p, fb.nodes[1:])
 		} else {
-			delete(g.byFile, p)
+			lay.byFile.del(p)
 		}
-		g.imports[p] = fb.spans
+		lay.imports.put(p, fb.spans)
 		if len(fb.fd.Globals) > 0 {
-			g.globals[p] = fb.fd.Globals
+			lay.globals.put(p, fb.fd.Globals)
 		} else {
-			delete(g.globals, p)
+			lay.globals.del(p)
 		}
 		for id := range o.envNames {
-			delete(g.envNames, id)
+			lay.envNames.del(id)
 		}
 		for id, names := range fb.envNames {
-			g.envNames[id] = names
+			lay.envNames.put(id, names)
 		}
 		// Children: the same members under the same parents; each parent's
 		// list gets the new node objects in place (order is by source
-		// position, which the same IDs in the same order keep).
+		// position, which the same IDs in the same order keep). The list
+		// is read from the layer: another changed file may have put its
+		// members (Go methods of one type in two files).
 		byIDNew := make(map[string]*Node, len(fb.nodes))
 		for _, n := range fb.nodes {
 			byIDNew[n.ID] = n
@@ -92,64 +122,79 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 				continue
 			}
 			done[n.Parent] = true
-			kids := append([]*Node(nil), prev.children[n.Parent]...)
+			cur, _ := lay.children.get(n.Parent)
+			kids := append([]*Node(nil), cur...)
 			for k, c := range kids {
 				if nn := byIDNew[c.ID]; nn != nil {
 					kids[k] = nn
 				}
 			}
-			g.children[n.Parent] = kids
+			lay.children.put(n.Parent, kids)
 		}
 	}
 
-	// Edges, in the order assemble lists them: per file its contains
-	// edges, base-class edges and references; then requires and Go edges.
-	// An unchanged file's segment is the same in the previous list, so
-	// runs of unchanged files are copied at once.
-	nEdges := len(prev.edges) - len(prevGo) + len(b.goEdges)
-	for i, fb := range changed {
-		nEdges += fileEdgeCount(fb) - fileEdgeCount(olds[i])
-	}
-	g.edges = make([]Edge, 0, nEdges)
-	var shared []sharedEdges
-	from := 0 // position in prev.edges
-	runStart := 0
-	for _, fb := range ordered {
-		if !isChanged[fb] {
-			n := len(fb.nodes) - 1
-			at := len(g.edges) + (from - runStart) + n
-			for _, r := range []*fileResult{fb.inh, fb.res} {
-				if r != nil {
-					shared = append(shared, sharedEdges{r, at})
-					at += len(r.edges)
-				}
+	// Edges: the changed files' segments (and the Go edges, when they
+	// changed) replace the previous ones over the same flat base, whose
+	// edges are shared, not copied (graph_overlay.go).
+	base, cur, repl := prev, []int32(nil), map[int32][]Edge{}
+	var baseStart []int32
+	if ov := prev.ov; ov != nil {
+		base, baseStart, cur = src.base, ov.baseStart, ov.start
+		repl = maps.Clone(ov.repl)
+	} else {
+		// Segment table of a flat graph as assemble laid it out: per file
+		// its edge count (the old version's for the changed files), then
+		// the requires and the Go edges.
+		k := len(ordered)
+		baseStart = make([]int32, k+3)
+		for i, fb := range ordered {
+			n := fileEdgeCount(fb)
+			if isChanged[fb] {
+				n = fileEdgeCount(old[fb.fd.Path])
 			}
-			from += fileEdgeCount(fb)
-			continue
+			baseStart[i+1] = baseStart[i] + int32(n)
 		}
-		g.edges = append(g.edges, prev.edges[runStart:from]...)
-		from += fileEdgeCount(old[fb.fd.Path])
-		runStart = from
+		baseStart[k+1] = baseStart[k] + int32(len(b.requires))
+		baseStart[k+2] = baseStart[k+1] + int32(len(prevGo))
+		if int(baseStart[k+2]) != len(prev.edges) {
+			return nil // the previous list is not laid out as assemble lays it out
+		}
+		cur = baseStart
+	}
+	if len(cur) != len(ordered)+3 {
+		return nil
+	}
+	for i, fb := range changed {
+		p := fb.fd.Path
+		s := sort.Search(len(ordered), func(i int) bool { return ordered[i].fd.Path >= p })
+		if s == len(ordered) || ordered[s] != fb || int(cur[s+1]-cur[s]) != fileEdgeCount(olds[i]) {
+			return nil
+		}
+		seg := make([]Edge, 0, fileEdgeCount(fb))
 		for _, n := range fb.nodes {
 			if n.Parent != "" {
-				g.edges = append(g.edges, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
+				seg = append(seg, Edge{From: n.Parent, To: n.ID, Kind: EdgeContains, Line: n.StartLine})
 			}
 		}
+		var shared []sharedEdges
 		for _, r := range []*fileResult{fb.inh, fb.res} {
 			if r != nil {
-				shared = append(shared, sharedEdges{r, len(g.edges)})
-				g.edges = append(g.edges, r.edges...)
+				shared = append(shared, sharedEdges{r, len(seg)})
+				seg = append(seg, r.edges...)
 			}
 		}
+		shareEdges(seg, shared)
+		repl[int32(s)] = seg
 	}
-	// The rest of the files and the requires edges (the same as before).
-	end := from + len(b.requires)
-	if end+len(prevGo) != len(prev.edges) {
-		return nil // the previous list is not laid out as assemble lays it out
+	goSeg := int32(len(ordered) + 1)
+	if int(cur[goSeg+1]-cur[goSeg]) != len(prevGo) {
+		return nil
 	}
-	g.edges = append(g.edges, prev.edges[runStart:end]...)
-	g.edges = append(g.edges, b.goEdges...)
-	shareEdges(g.edges, shared)
+	goSame := sameEdges(prevGo, b.goEdges)
+	if !goSame {
+		repl[goSeg] = b.goEdges
+	}
+	g.ov = newOverlay(base, lay, g.byID, baseStart, repl)
 
 	// Statistics: the previous figures minus the old versions of the changed
 	// files plus the new ones, and the Go edges' difference.
@@ -162,11 +207,17 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		st.addFile(olds[i], -1)
 		st.addFile(fb, 1)
 	}
-	for _, e := range prevGo {
-		addCount(st.EdgesByKind, e.Kind, -1)
-	}
-	for _, e := range b.goEdges {
-		addCount(st.EdgesByKind, e.Kind, 1)
+	if !goSame {
+		kinds := map[EdgeKind]int{}
+		for _, e := range prevGo {
+			kinds[e.Kind]--
+		}
+		for _, e := range b.goEdges {
+			kinds[e.Kind]++
+		}
+		for k, d := range kinds {
+			addCount(st.EdgesByKind, k, d)
+		}
 	}
 	for _, fb := range ordered {
 		if len(st.UnresolvedSample) >= maxUnresolvedSample {
@@ -182,8 +233,18 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 		}
 	}
 	st.Nodes = len(g.nodes)
-	st.Edges = len(g.edges)
+	st.Edges = g.numEdges()
 	g.stats = st
+	limit := b.overlayMax
+	if limit == 0 {
+		limit = overlayMax(len(base.edges))
+	}
+	if g.ov.replEdges > limit || lay.size() > limit {
+		// Compacted: the next updates start from one list again.
+		f := g.flatGraph()
+		pointResults(ordered, f.edges)
+		return f
+	}
 	return g
 }
 
@@ -198,4 +259,35 @@ func fileEdgeCount(fb *fileBuild) int {
 		}
 	}
 	return n
+}
+
+// pointResults points each file's resolved edges at their copy in a flat
+// edge list laid out as assemble lays it out (files in order), so that the
+// builder and the graph hold one copy; false when the list is too short.
+func pointResults(files []*fileBuild, edges []Edge) bool {
+	at := 0
+	for _, fb := range files {
+		at += len(fb.nodes) - 1
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r == nil {
+				continue
+			}
+			end := at + len(r.edges)
+			if end > len(edges) {
+				return false
+			}
+			r.edges = edges[at:end:end]
+			at = end
+		}
+	}
+	return true
+}
+
+// sameEdges reports whether two edge lists are equal, at once when they
+// are the same list.
+func sameEdges(a, b []Edge) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }

@@ -6,7 +6,10 @@ package codegraph
 // names, Go interface matching) are kept when the changed files contribute
 // the same to them as before.
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // orderedFiles returns every file of b.fbs sorted by path. When the set of
 // files is the previous build's, the previous list is copied with the
@@ -141,8 +144,10 @@ func sameGoTypes(changed []*fileBuild, old map[string]*fileBuild) bool {
 // goEdgesFor returns the Go implements and dispatches edges of the build,
 // in the order goInterfaces lists them. With keep set (no changed file
 // changed what interface matching reads), the last build's matching is
-// kept and only the changed files' dispatches are computed again.
-func (b *builder) goEdgesFor(ordered, changed []*fileBuild, keep bool) []Edge {
+// kept and only the changed files' dispatches are computed again; when
+// those are what the files' previous versions had, the last build's list
+// is returned as it is (no copy).
+func (b *builder) goEdgesFor(ordered, changed []*fileBuild, old map[string]*fileBuild, keep bool) []Edge {
 	todo := changed
 	if !keep || b.goImpl == nil {
 		b.goImpl = b.goImplements(ordered) // iface_go.go
@@ -155,8 +160,15 @@ func (b *builder) goEdgesFor(ordered, changed []*fileBuild, keep bool) []Edge {
 		}
 		return nil
 	}
+	same := keep && b.goEdges != nil
 	for _, fb := range todo {
 		fb.goDisp = gi.dispatch(b, fb)
+		if o := old[fb.fd.Path]; same && (o == nil || !slices.Equal(o.goDisp, fb.goDisp)) {
+			same = false
+		}
+	}
+	if same && len(todo) == len(changed) {
+		return b.goEdges
 	}
 	n := len(gi.edges)
 	for _, fb := range ordered {

@@ -18,6 +18,7 @@ import (
 // figures go to the test log (BENCHMARKS.md, update section). With
 // CODELOOM_UPDATE_PROF set, the CPU profile of the one-file edits (not of
 // the load or the first update) is written to that file;
+// CODELOOM_UPDATE_MEMPROF the allocation profile of those edits;
 // CODELOOM_UPDATE_EDITS sets the number of edits of each kind (9). With
 // CODELOOM_UPDATE_PREPARE set, PrepareUpdates runs (timed) before the first
 // update, as the app's watcher runs it in the background.
@@ -98,8 +99,9 @@ func TestUpdateScale(t *testing.T) {
 		}
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
+	gc0 := readHeap()
 	wl, cl := update(commentEdit(0))
-	logf("first update after the load", wl, cl)
+	logf(fmt.Sprintf("first update after the load (%d GC cycles)", readHeap().Sub(gc0).gcs), wl, cl)
 	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
 		f, err := os.Create(prof)
 		if err != nil {
@@ -111,6 +113,9 @@ func TestUpdateScale(t *testing.T) {
 			f.Close()
 		}()
 	}
+	if prof := os.Getenv("CODELOOM_UPDATE_MEMPROF"); prof != "" {
+		defer allocProfile(prof)() // update_scale_heap_test.go
+	}
 	n := 9
 	if v, err := strconv.Atoi(os.Getenv("CODELOOM_UPDATE_EDITS")); err == nil && v > 0 {
 		n = v
@@ -120,10 +125,15 @@ func TestUpdateScale(t *testing.T) {
 		edit func(int) []byte
 	}{{"comment appended", commentEdit}, {"body edit, no name changes", bodyEdit}, {"comment appended, again", commentEdit}} {
 		var walls, cpus []time.Duration
+		h0 := readHeap()
+		fast := p.b.fastBuilds
 		for i := 1; i <= n; i++ {
 			wl, cl := update(k.edit(i))
 			walls, cpus = append(walls, wl), append(cpus, cl)
 		}
+		h := readHeap().Sub(h0)
+		t.Logf("%s: %d of %d patched; %.1f MB allocated per edit; %d GC cycles; CPU per edit (ms): %v",
+			k.name, p.b.fastBuilds-fast, n, float64(h.alloc)/float64(n)/1e6, h.gcs, msList(cpus))
 		var sumW, sumC time.Duration
 		for i := range walls {
 			sumW, sumC = sumW+walls[i], sumC+cpus[i]
@@ -133,4 +143,12 @@ func TestUpdateScale(t *testing.T) {
 		logf(fmt.Sprintf("%s: %s (median of %d)", target, k.name, n), walls[n/2], cpus[n/2])
 		logf(fmt.Sprintf("%s: %s (mean of %d)", target, k.name, n), sumW/time.Duration(n), sumC/time.Duration(n))
 	}
+	// The persisted graph's rewrite after the edits (the background writer's
+	// work, 1 s after the last update in the app), timed here.
+	p.mu.Lock()
+	p.snapGen++
+	p.mu.Unlock()
+	w, c = time.Now(), cpu()
+	p.flushSnapshot()
+	logf("rewrite of the persisted graph after the edits", time.Since(w), cpu()-c)
 }
