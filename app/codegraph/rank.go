@@ -121,12 +121,13 @@ func (g *Graph) Search(query string, limit int) []Match {
 	if strings.ContainsAny(query, "./") {
 		src = qualSource(g.nodes)
 	}
-	ms := fuzzy.FindFrom(query, src)
+	cand := fuzzyCandidates(query, src)
+	ms := fuzzy.FindFrom(query, cand)
 	lq := strings.ToLower(query)
 	out := make([]Match, 0, len(ms))
 	for _, m := range ms {
-		nd := g.nodes[m.Index]
-		out = append(out, Match{Node: nd, Score: matchScore(m.Score, src.String(m.Index), lq, nd.Kind == KindPackage)})
+		nd := g.nodes[cand.idx[m.Index]]
+		out = append(out, Match{Node: nd, Score: matchScore(m.Score, cand.names[m.Index], lq, nd.Kind == KindPackage)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
