@@ -112,3 +112,57 @@ func TestGitReaderStale(t *testing.T) {
 		r.Close()
 	}
 }
+
+// The walk keeps only what it may index out of git's listing (gitKeep);
+// fromGit on that part finds exactly what it finds on the whole listing:
+// files, problems, Python package folders, Go modules.
+func TestGitKeepChangesNothing(t *testing.T) {
+	root := gitRepoT(t)
+	for rel, body := range map[string]string{
+		"pkg/__init__.py": "", "pkg/data.json": "{}\n", "pkg/README": "x\n", "go.mod": "module m\n",
+		"pkg/go.mod": "module m/pkg\n", "pkg/requirements.txt": "x\n", "Makefile": "all:\n", "noext": "x\n",
+		"a/b/c.go": "package b\n", "a/b/c.txt": "x\n", "web/app.js": "function a() {}\n",
+	} {
+		f := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitT(t, root, "add", "pkg", "a")
+	if err := os.Symlink("main.py", filepath.Join(root, "link.py")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := gitLsFiles(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byExt := langByExt(registry())
+	run := func(keep bool) *walkResult {
+		w := &walker{root: root, maxSize: DefaultMaxFileSize, byExt: byExt, visited: map[dirID]bool{},
+			res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
+		var es []gitEntry
+		if keep {
+			es, _ = parseLsFiles(out, w.gitKeep)
+		} else {
+			es, _ = parseLsFiles(out, nil)
+		}
+		if err := w.fromGit(context.Background(), es); err != nil {
+			t.Fatal(err)
+		}
+		return w.res
+	}
+	all, kept := run(false), run(true)
+	if !reflect.DeepEqual(all, kept) {
+		t.Errorf("walk of the kept entries differs:\n%+v\n%+v", kept, all)
+	}
+	if len(all.files) < 8 || len(all.info.initDirs) == 0 || len(all.info.goModules) < 2 {
+		t.Errorf("fixture not exercised: %d files, init dirs %v, modules %v", len(all.files), all.info.initDirs, all.info.goModules)
+	}
+	es, listed := parseLsFiles(out, (&walker{byExt: byExt}).gitKeep)
+	if len(es) >= listed {
+		t.Errorf("gitKeep kept %d of %d entries: it drops nothing", len(es), listed)
+	}
+}
