@@ -163,6 +163,15 @@ func (p *Project) installSnapshotLocked(snap *snapshot, wr *walkResult, start ti
 	p.fillProblemsLocked()
 }
 
+// releaseBuildStateLocked drops the per-file records and the incremental
+// builder (Options.NoUpdates) and marks the project as one whose first
+// update loads them again (materializeLocked), as after a load from the
+// persisted graph. On go/src they are about three quarters of what a
+// freshly built project holds (445 MB with them, 117 MB for the graph).
+func (p *Project) releaseBuildStateLocked() {
+	p.files, p.b, p.loaded = nil, nil, true
+}
+
 // setStampsFromWalkLocked records the state a full index was built from.
 func (p *Project) setStampsFromWalkLocked(wr *walkResult) {
 	p.stamps = make(map[string]fileStamp, len(wr.files))
