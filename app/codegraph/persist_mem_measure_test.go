@@ -17,7 +17,8 @@ import (
 // peak Go heap (live + garbage, sampled every 2 ms) of each phase: parse
 // and cache, build, PageRank, encoding, writing. A measurement, not a
 // check; skipped unless the variable is set. The project's .codeloom is
-// removed first.
+// removed first. CODELOOM_MEASURE_NOUPDATES=1 opens it as the CLI does
+// (Options.NoUpdates).
 //
 //	go test -c -o /tmp/cg.test ./app/codegraph/
 //	CODELOOM_MEASURE_WRITE_DIR=/tmp/corpus /usr/bin/time -v /tmp/cg.test -test.run TestMeasureIndexPhases -test.v
@@ -59,8 +60,8 @@ func TestMeasureIndexPhases(t *testing.T) {
 				return
 			case <-tick.C:
 			}
+			mu.Lock() // a sample belongs to the phase it was read in
 			runtime.ReadMemStats(&ms)
-			mu.Lock()
 			peak = max(peak, ms.HeapAlloc)
 			mu.Unlock()
 		}
@@ -71,7 +72,8 @@ func TestMeasureIndexPhases(t *testing.T) {
 			mark(n)
 		}
 	}
-	p, err := Open(context.Background(), abs, Options{testHook: hook})
+	// CODELOOM_MEASURE_NOUPDATES=1: as the CLI opens it (Options.NoUpdates).
+	p, err := Open(context.Background(), abs, Options{testHook: hook, NoUpdates: os.Getenv("CODELOOM_MEASURE_NOUPDATES") != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
