@@ -71,6 +71,7 @@ type walker struct {
 	byExt   map[string]*language
 	res     *walkResult
 	visited map[dirID]bool // walked dirs (loop guard)
+	dirBuf  []byte         // readDirBuf's scratch, reused for every folder
 }
 
 // walk lists the files to index under root.
@@ -218,7 +219,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		return err
 	}
 	abs := w.abs(rel)
-	l := readDir(abs, rel == "", w.wanted)
+	l := readDirBuf(abs, rel == "", w.wanted, &w.dirBuf)
 	if l.err != nil {
 		if rel == "" {
 			return fmt.Errorf("walk %s: %w", w.root, l.err)
