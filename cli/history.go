@@ -93,7 +93,7 @@ func runHistory(ctx context.Context, env Env, args []string) int {
 		var keep string
 		if pipeline.IsNodeVersion(v) {
 			// One function/method/class: find its current place in the graph.
-			proj, err := codegraph.Open(ctx, dir, codegraph.Options{Store: st})
+			proj, err := codegraph.Open(ctx, dir, codegraph.Options{Store: st, NoUpdates: true})
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "codeloom history: %v\n", err)
 				return ExitFailure

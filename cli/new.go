@@ -128,7 +128,7 @@ func runNew(ctx context.Context, env Env, args []string) int {
 		return ExitFailure
 	}
 	// Open it as a project: index the graph now so the app shows it at once.
-	if proj, err := codegraph.Open(ctx, abs, codegraph.Options{}); err != nil {
+	if proj, err := codegraph.Open(ctx, abs, codegraph.Options{NoUpdates: true}); err != nil {
 		fmt.Fprintf(progress, "warning: could not index the new project: %v\n", err)
 	} else {
 		st := proj.Graph().Stats()

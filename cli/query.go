@@ -79,7 +79,7 @@ func runQuery(ctx context.Context, env Env, args []string) (code int) {
 			return code
 		}
 	}
-	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache})
+	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoCache: *noCache, NoUpdates: true})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "codeloom query: %v\n", err)
 		return ExitFailure

@@ -23,7 +23,24 @@ func quoteName(s string) string {
 // needsQuote reports whether s has anything that would break or disguise a
 // line of text output.
 func needsQuote(s string) bool {
-	if s == "" || strings.HasPrefix(s, `"`) || !utf8.ValidString(s) {
+	// Printable ASCII (most names) is decided byte by byte: a control
+	// byte or DEL needs quoting, a space does not; any other byte takes
+	// the general path below.
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if b < ' ' || b == 0x7f {
+			return true
+		}
+	}
+	if ascii {
+		return strings.HasPrefix(s, `"`)
+	}
+	if strings.HasPrefix(s, `"`) || !utf8.ValidString(s) {
 		return s != ""
 	}
 	for _, r := range s {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"codeloom/app/codegraph"
 )
@@ -31,6 +33,35 @@ func TestQuoteName(t *testing.T) {
 			if err != nil || back != in {
 				t.Errorf("quoteName(%q) = %s does not unquote back: %q %v", in, got, back, err)
 			}
+		}
+	}
+}
+
+// needsQuote's ASCII fast path decides as the general rule (valid UTF-8,
+// every rune printable or a space, no leading double quote) for every byte
+// alone, at the start, in the middle and at the end of a name, and for
+// names mixing ASCII with other runes.
+func TestNeedsQuoteFastPathAgrees(t *testing.T) {
+	general := func(s string) bool {
+		if s == "" || strings.HasPrefix(s, `"`) || !utf8.ValidString(s) {
+			return s != ""
+		}
+		for _, r := range s {
+			if !unicode.IsPrint(r) && r != ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	var names []string
+	for b := 0; b < 256; b++ {
+		c := string([]byte{byte(b)})
+		names = append(names, c, c+"x.py", "a/"+c+"/b.py", "x.py"+c, "é"+c, c+"é")
+	}
+	names = append(names, "", "plain/path.py", `"q"`, `a"q"`, " nbsp", "zero​width", "日本.py")
+	for _, s := range names {
+		if got, want := needsQuote(s), general(s); got != want {
+			t.Errorf("needsQuote(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

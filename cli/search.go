@@ -137,7 +137,7 @@ func openIndex(ctx context.Context, dir string) (*retrieval.Index, *memory.Store
 // comes from the cache through a reader (a snapshot when another process
 // holds the store) and no store is returned.
 func openIndexReadOnly(ctx context.Context, dir string) (*retrieval.Index, *memory.Store, func(), error) {
-	p, err := codegraph.Open(ctx, dir, codegraph.Options{})
+	p, err := codegraph.Open(ctx, dir, codegraph.Options{NoUpdates: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}

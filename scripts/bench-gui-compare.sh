@@ -8,6 +8,8 @@
 # DISPLAY_NUM to use a running X server, e.g. :98)
 set -eu
 cd "$(dirname "$0")/.."
+# make bench runs every scripts/bench-*.sh without arguments: skip, do not fail.
+[ $# -ge 2 ] || { echo "bench-gui-compare: skipped (usage: scripts/bench-gui-compare.sh BASE PROJECT...)"; exit 0; }
 BASE="$1"; shift
 RUNS="${RUNS:-2}"
 TMP=$(mktemp -d /tmp/codeloom-bench-cmp.XXXXXX)

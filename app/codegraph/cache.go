@@ -100,29 +100,52 @@ func (p *Project) loadCache() (map[string]*fileData, error) {
 	return out, nil
 }
 
+// cacheBatchBytes bounds the encoded records one transaction of a full
+// cache save writes.
+const cacheBatchBytes = 8 << 20
+
 // saveCache writes changed entries and removes deleted ones; full rewrites
 // the whole cache (after a version change).
+//
+// A full save (a cold index) writes the records in batches of sorted keys,
+// each encoded just before its transaction, so that neither the encoded
+// cache (as large as the cache file: 94 MB for go/src, 210 MB for pyenv's
+// standard library and site-packages) nor the store's pages for all of it
+// are held at once. The version is written last, as before; a save
+// interrupted between batches leaves some records out, and a record is
+// used only when its file's size and time still match (processOne), so a
+// missing one is parsed again.
 func (p *Project) saveCache(puts map[string]*fileData, deletes []string, full bool) error {
 	if p.opts.NoCache {
 		return nil
 	}
-	enc := make(map[string][]byte, len(puts))
-	for k, fd := range puts {
-		enc[k] = encodeFileData(fd)
-	}
 	err := p.withStore(func(s BlobStore) error {
-		if full {
-			if err := s.DeleteBucket(cacheFilesBucket); err != nil {
-				return err
+		if !full {
+			enc := make(map[string][]byte, len(puts))
+			for k, fd := range puts {
+				enc[k] = encodeFileData(fd)
+			}
+			return s.PutBlobs(cacheFilesBucket, enc, deletes)
+		}
+		if err := s.DeleteBucket(cacheFilesBucket); err != nil {
+			return err
+		}
+		enc, size := map[string][]byte{}, 0
+		for _, k := range sortedKeys(puts) {
+			b := encodeFileData(puts[k])
+			enc[k] = b
+			size += len(b)
+			if size >= cacheBatchBytes {
+				if err := s.PutBlobs(cacheFilesBucket, enc, nil); err != nil {
+					return err
+				}
+				enc, size = map[string][]byte{}, 0
 			}
 		}
 		if err := s.PutBlobs(cacheFilesBucket, enc, deletes); err != nil {
 			return err
 		}
-		if full {
-			return s.PutBlobs(cacheMetaBucket, map[string][]byte{"version": []byte(p.cacheVersion())}, nil)
-		}
-		return nil
+		return s.PutBlobs(cacheMetaBucket, map[string][]byte{"version": []byte(p.cacheVersion())}, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("save graph cache of %s: %w", p.root, err)

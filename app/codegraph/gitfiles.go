@@ -58,6 +58,17 @@ func gitEnv() []string {
 // It returns errNotGit outside a work tree and exec.ErrNotFound (wrapped)
 // when git is not installed.
 func gitListFiles(ctx context.Context, root string, pathspecs ...string) ([]gitEntry, error) {
+	out, err := gitLsFiles(ctx, root, pathspecs...)
+	if err != nil {
+		return nil, err
+	}
+	es, _ := parseLsFiles(out, nil)
+	return es, nil
+}
+
+// gitLsFiles runs `git ls-files -z -t --cached --others --exclude-standard`
+// at root (see gitListFiles) and returns its output.
+func gitLsFiles(ctx context.Context, root string, pathspecs ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	args := []string{"-C", root, "-c", "core.fsmonitor=false", "-c", "core.quotePath=false",
@@ -86,33 +97,45 @@ func gitListFiles(ctx context.Context, root string, pathspecs ...string) ([]gitE
 		}
 		return nil, fmt.Errorf("git ls-files in %s: %w: %s", root, err, strings.TrimSpace(stderr.String()))
 	}
-	return parseLsFiles(stdout.Bytes()), nil
+	return stdout.Bytes(), nil
 }
 
 // parseLsFiles reads `git ls-files -z -t` output: NUL-terminated records of
 // a status tag, a space and the path ("H a.py", "? new.py", "S sub/").
 // A path listed twice (a tracked file with a merge conflict has several
-// stages) is kept once.
-func parseLsFiles(out []byte) []gitEntry {
-	var es []gitEntry
+// stages) is kept once. When keep is not nil, only the records it accepts
+// (by the path's last element, and whether git lists a folder) are
+// returned, and the others cost no allocation: the walk keeps only what it
+// may index out of a listing that is mostly other files. listed counts the
+// records before keep.
+func parseLsFiles(out []byte, keep func(name []byte, dir bool) bool) (es []gitEntry, listed int) {
 	seen := map[string]bool{}
 	for len(out) > 0 {
 		i := bytes.IndexByte(out, 0)
 		if i < 0 {
 			i = len(out)
 		}
-		rec := string(out[:i])
+		rec := out[:i]
 		out = out[min(i+1, len(out)):]
 		if len(rec) < 3 || rec[1] != ' ' {
 			continue
 		}
 		tag, p := rec[0], rec[2:]
-		e := gitEntry{rel: strings.TrimSuffix(p, "/"), tracked: tag != '?', dir: strings.HasSuffix(p, "/")}
-		if e.rel == "" || seen[e.rel] {
+		dir := bytes.HasSuffix(p, []byte("/"))
+		p = bytes.TrimSuffix(p, []byte("/"))
+		if len(p) == 0 {
 			continue
 		}
+		listed++
+		if keep != nil && !keep(p[bytes.LastIndexByte(p, '/')+1:], dir) {
+			continue
+		}
+		if seen[string(p)] {
+			continue
+		}
+		e := gitEntry{rel: string(p), tracked: tag != '?', dir: dir}
 		seen[e.rel] = true
 		es = append(es, e)
 	}
-	return es
+	return es, listed
 }

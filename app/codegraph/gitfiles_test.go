@@ -115,7 +115,10 @@ func TestGitMissingFallsBack(t *testing.T) {
 }
 
 func TestParseLsFiles(t *testing.T) {
-	es := parseLsFiles([]byte("H a.py\x00? new\nline.py\x00S sub/\x00M c.py\x00M c.py\x00"))
+	es, listed := parseLsFiles([]byte("H a.py\x00? new\nline.py\x00S sub/\x00M c.py\x00M c.py\x00"), nil)
+	if listed != 5 {
+		t.Errorf("listed %d records, want 5", listed)
+	}
 	if len(es) != 4 || es[0].rel != "a.py" || !es[0].tracked || es[1].rel != "new\nline.py" || es[1].tracked ||
 		!es[2].dir || es[2].rel != "sub" || es[3].rel != "c.py" {
 		t.Errorf("parsed %+v", es)

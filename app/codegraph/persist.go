@@ -152,6 +152,18 @@ const dirEntrySize = 24
 
 // encodeSnapshot serialises a graph with the header it stands for.
 func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([]byte, error) {
+	secs, err := encodeSections(h, g, problems, ranks)
+	if err != nil {
+		return nil, err
+	}
+	return assembleSnapshot(secs), nil
+}
+
+// encodeSections serialises a graph with the header it stands for as the
+// snapshot's sections (index = section id), which writeSnapshotFile writes
+// without first copying them into one buffer. Some sections are views of
+// the graph's own arrays (its edge index): they must not be modified.
+func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([][]byte, error) {
 	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
@@ -252,6 +264,7 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	if bad != nil {
 		return nil, bad
 	}
+	st.idx, nodeIdx = nil, nil // no longer needed: collectable while the string bytes are copied
 
 	total := 0
 	for _, s := range st.strs {
@@ -268,42 +281,61 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	}
 	strOff[len(st.strs)] = uint32(len(data))
 	secs[secStrOff], secs[secStrData] = u32Bytes(strOff), data
-	return assembleSnapshot(secs), nil
+	return secs, nil
 }
 
 // assembleSnapshot lays sections out after the magic and the directory,
-// each 8-byte aligned.
+// each 8-byte aligned, in one buffer.
 func assembleSnapshot(secs [][]byte) []byte {
-	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize + 4
-	off := align8(dirEnd)
-	size := off
-	for id := 1; id <= numSections; id++ {
-		size = align8(size) + len(secs[id])
+	chunks := snapshotChunks(secs)
+	size := 0
+	for _, c := range chunks {
+		size += len(c)
 	}
 	out := make([]byte, 0, size)
-	out = append(out, snapMagic...)
-	out = binary.LittleEndian.AppendUint32(out, numSections)
-	for id := 1; id <= numSections; id++ {
-		out = binary.LittleEndian.AppendUint32(out, uint32(id))
-		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(secs[id], castagnoli))
-		out = binary.LittleEndian.AppendUint64(out, uint64(off))
-		out = binary.LittleEndian.AppendUint64(out, uint64(len(secs[id])))
-		off = align8(off + len(secs[id]))
-	}
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
-	for id := 1; id <= numSections; id++ {
-		for len(out)%8 != 0 {
-			out = append(out, 0)
-		}
-		out = append(out, secs[id]...)
+	for _, c := range chunks {
+		out = append(out, c...)
 	}
 	return out
 }
 
+// snapshotChunks returns the snapshot file as consecutive pieces: the
+// magic and the directory, then each section, each piece padded so that
+// the next section starts 8-byte aligned. Sections are not copied.
+func snapshotChunks(secs [][]byte) [][]byte {
+	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize + 4
+	off := align8(dirEnd)
+	head := make([]byte, 0, off)
+	head = append(head, snapMagic...)
+	head = binary.LittleEndian.AppendUint32(head, numSections)
+	for id := 1; id <= numSections; id++ {
+		head = binary.LittleEndian.AppendUint32(head, uint32(id))
+		head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(secs[id], castagnoli))
+		head = binary.LittleEndian.AppendUint64(head, uint64(off))
+		head = binary.LittleEndian.AppendUint64(head, uint64(len(secs[id])))
+		off = align8(off + len(secs[id]))
+	}
+	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
+	head = append(head, make([]byte, align8(len(head))-len(head))...)
+	chunks := [][]byte{head}
+	var zeros [8]byte
+	for id := 1; id <= numSections; id++ {
+		chunks = append(chunks, secs[id])
+		if pad := align8(len(secs[id])) - len(secs[id]); pad > 0 && id < numSections {
+			chunks = append(chunks, zeros[:pad])
+		}
+	}
+	return chunks
+}
+
 func align8(n int) int { return (n + 7) &^ 7 }
 
-// u32Bytes encodes v little endian.
+// u32Bytes encodes v little endian: on a little-endian machine a view of v
+// (no copy; v must not change while the bytes are used).
 func u32Bytes(v []uint32) []byte {
+	if littleEndian() {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
+	}
 	b := make([]byte, 0, len(v)*4)
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, x)
@@ -311,7 +343,11 @@ func u32Bytes(v []uint32) []byte {
 	return b
 }
 
+// i32Bytes is u32Bytes for int32 (two's complement).
 func i32Bytes(v []int32) []byte {
+	if littleEndian() {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
+	}
 	b := make([]byte, 0, len(v)*4)
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))

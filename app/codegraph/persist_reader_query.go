@@ -90,6 +90,75 @@ func (s readerNames) String(i int) string {
 }
 func (s readerNames) Len() int { return s.r.n }
 
+// candidateNames is the part of a fuzzy.Source that can match a query:
+// names[k] is the name of source entry idx[k], read once.
+type candidateNames struct {
+	names []string
+	idx   []int
+}
+
+func (c candidateNames) String(i int) string { return c.names[i] }
+func (c candidateNames) Len() int            { return len(c.names) }
+
+// fuzzyCandidates keeps the entries of src that fuzzy.FindFrom could
+// match: its matches are the query's runes found in order in the name
+// (each compared case-folded), so a name that does not hold the query's
+// bytes in order, ASCII letters compared case-insensitively, cannot match.
+// A name with a non-ASCII byte (a rune that may fold to an ASCII letter,
+// such as the Kelvin sign) and every name of a non-ASCII query are kept.
+// The matcher scores each name on its own and keeps the source's order, so
+// its answer on the candidates is its answer on src (positions mapped
+// through idx).
+func fuzzyCandidates(query string, src fuzzy.Source) candidateNames {
+	n := src.Len()
+	var c candidateNames
+	pat := []byte(query)
+	ascii := true
+	for k, b := range pat {
+		if b >= utf8RuneSelf {
+			ascii = false
+			break
+		}
+		pat[k] = lowerASCII(b)
+	}
+	for i := 0; i < n; i++ {
+		s := src.String(i)
+		if ascii && !holdsInOrder(s, pat) {
+			continue
+		}
+		c.names = append(c.names, s)
+		c.idx = append(c.idx, i)
+	}
+	return c
+}
+
+// utf8RuneSelf is utf8.RuneSelf: bytes below it are one-byte runes.
+const utf8RuneSelf = 0x80
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// holdsInOrder reports whether s holds the lower-case ASCII bytes of pat in
+// order, ASCII letters compared case-insensitively; true as soon as s has a
+// non-ASCII byte (see fuzzyCandidates).
+func holdsInOrder(s string, pat []byte) bool {
+	k := 0
+	for j := 0; j < len(s) && k < len(pat); j++ {
+		b := s[j]
+		if b >= utf8RuneSelf {
+			return true
+		}
+		if lowerASCII(b) == pat[k] {
+			k++
+		}
+	}
+	return k == len(pat)
+}
+
 // Search is Graph.Search on the persisted graph: the matcher reads names in
 // place and only the nodes returned are copied out.
 func (r *Reader) Search(query string, limit int) (out []Match, err error) {
@@ -102,7 +171,8 @@ func (r *Reader) Search(query string, limit int) (out []Match, err error) {
 		return nil, nil
 	}
 	src := readerNames{r: r, qual: strings.ContainsAny(query, "./")}
-	ms := fuzzy.FindFrom(query, src)
+	cand := fuzzyCandidates(query, src)
+	ms := fuzzy.FindFrom(query, cand)
 	lq := strings.ToLower(query)
 	type hit struct {
 		i     int
@@ -111,8 +181,9 @@ func (r *Reader) Search(query string, limit int) (out []Match, err error) {
 	}
 	hits := make([]hit, 0, len(ms))
 	for _, m := range ms {
-		s := matchScore(m.Score, src.String(m.Index), lq, r.field(m.Index, nfKind) == string(KindPackage))
-		hits = append(hits, hit{m.Index, s, len(r.field(m.Index, nfQual))})
+		i := cand.idx[m.Index]
+		s := matchScore(m.Score, cand.names[m.Index], lq, r.field(i, nfKind) == string(KindPackage))
+		hits = append(hits, hit{i, s, len(r.field(i, nfQual))})
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].score != hits[j].score {

@@ -35,6 +35,12 @@ type Options struct {
 	Store BlobStore
 	// Logger receives debug and warning logs (default slog.Default()).
 	Logger *slog.Logger
+	// NoUpdates tells Open that the project will not be updated (a CLI
+	// command that reads the graph and exits): a full index releases the
+	// per-file records and the incremental builder as soon as the graph is
+	// built, before persisting it. An update would still work: it loads
+	// them again, as after opening from the persisted graph.
+	NoUpdates bool
 
 	// testHook, when set (tests only), is called at named moments of
 	// indexing, updating and persisting, so a test can kill the process there.
@@ -383,6 +389,9 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	p.report = Report{Root: p.root, Stats: g.stats, Parsed: parsed, Cached: reused, Duration: time.Since(start)}
 	if cacheErr == nil && snapErr != nil {
 		cacheErr = snapErr
+	}
+	if p.opts.NoUpdates {
+		p.releaseBuildStateLocked()
 	}
 	if !p.opts.NoCache {
 		p.snapGen++

@@ -20,10 +20,22 @@ var rankWeights = map[EdgeKind]float64{
 // 0.85). With focus node IDs, the random jump lands only on the focus nodes
 // (personalised PageRank), ranking what matters around them.
 func (g *Graph) Rank(focus []string) []Ranked {
-	n := len(g.nodes)
-	if n == 0 {
+	if len(g.nodes) == 0 {
 		return nil
 	}
+	pr := g.rankScores(focus)
+	out := make([]Ranked, len(g.nodes))
+	for i, nd := range g.nodes {
+		out[i] = Ranked{Node: nd, Score: pr[i]}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// rankScores is Rank's PageRank score of every node, by node index (the
+// graph has at least one node).
+func (g *Graph) rankScores(focus []string) []float64 {
+	n := len(g.nodes)
 	idx := g.byID // node ID → position
 	type arc struct {
 		to int
@@ -94,12 +106,7 @@ func (g *Graph) Rank(focus []string) []Ranked {
 			break
 		}
 	}
-	out := make([]Ranked, n)
-	for i, nd := range g.nodes {
-		out[i] = Ranked{Node: nd, Score: pr[i]}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out
+	return pr
 }
 
 // searchSource adapts nodes to the fuzzy matcher.
@@ -121,12 +128,13 @@ func (g *Graph) Search(query string, limit int) []Match {
 	if strings.ContainsAny(query, "./") {
 		src = qualSource(g.nodes)
 	}
-	ms := fuzzy.FindFrom(query, src)
+	cand := fuzzyCandidates(query, src)
+	ms := fuzzy.FindFrom(query, cand)
 	lq := strings.ToLower(query)
 	out := make([]Match, 0, len(ms))
 	for _, m := range ms {
-		nd := g.nodes[m.Index]
-		out = append(out, Match{Node: nd, Score: matchScore(m.Score, src.String(m.Index), lq, nd.Kind == KindPackage)})
+		nd := g.nodes[cand.idx[m.Index]]
+		out = append(out, Match{Node: nd, Score: matchScore(m.Score, cand.names[m.Index], lq, nd.Kind == KindPackage)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {

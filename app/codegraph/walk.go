@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,15 +71,21 @@ type walker struct {
 	byExt   map[string]*language
 	res     *walkResult
 	visited map[dirID]bool // walked dirs (loop guard)
+	dirBuf  []byte         // readDirBuf's scratch, reused for every folder
 }
 
 // walk lists the files to index under root.
 func walk(ctx context.Context, root string, maxSize int64, byExt map[string]*language) (*walkResult, error) {
 	w := &walker{root: root, maxSize: maxSize, byExt: byExt, visited: map[dirID]bool{},
 		res: &walkResult{info: &projectInfo{goModules: map[string]string{}, dirs: map[string]bool{}, initDirs: map[string]bool{}}}}
-	entries, err := gitListFiles(ctx, root)
+	out, err := gitLsFiles(ctx, root)
+	var entries []gitEntry
+	listed := 0
+	if err == nil {
+		entries, listed = parseLsFiles(out, w.gitKeep)
+	}
 	switch {
-	case err == nil && len(entries) > 0:
+	case err == nil && listed > 0:
 		w.res.git = true
 		if err := w.fromGit(ctx, entries); err != nil {
 			return nil, err
@@ -212,7 +219,7 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		return err
 	}
 	abs := w.abs(rel)
-	l := readDir(abs, rel == "", w.wanted)
+	l := readDirBuf(abs, rel == "", w.wanted, &w.dirBuf)
 	if l.err != nil {
 		if rel == "" {
 			return fmt.Errorf("walk %s: %w", w.root, l.err)
@@ -295,6 +302,22 @@ func (w *walker) dir(ctx context.Context, rel string, levels []ignoreLevel) erro
 		w.add(crel, e.size, e.modTime, lang, eco)
 	}
 	return nil
+}
+
+// gitKeep selects, from git's listing, what fromGit looks at: folders
+// (submodules, nested repositories), files it may index, and __init__.py
+// (which marks a Python package).
+func (w *walker) gitKeep(name []byte, dir bool) bool {
+	if dir {
+		return true
+	}
+	if string(name) == "__init__.py" || manifestEco[string(name)] != "" {
+		return true
+	}
+	if i := bytes.LastIndexByte(name, '.'); i >= 0 {
+		return w.byExt[string(name[i:])] != nil
+	}
+	return w.byExt[""] != nil
 }
 
 // wanted reports whether a file called name is indexed (a source file or a

@@ -20,6 +20,14 @@ import (
 // unreadable). Opening never blocks: O_DIRECTORY refuses a FIFO or device
 // before it is opened.
 func readDir(abs string, follow bool, want func(name string) bool) dirListing {
+	var buf []byte
+	return readDirBuf(abs, follow, want, &buf)
+}
+
+// readDirBuf is readDir reading the directory through *buf, which it
+// allocates when empty and which the caller passes again for the next
+// directory (a walk of 8,000 folders allocated and zeroed 16 KiB for each).
+func readDirBuf(abs string, follow bool, want func(name string) bool, buf *[]byte) dirListing {
 	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
 	if !follow {
 		flags |= unix.O_NOFOLLOW
@@ -35,9 +43,11 @@ func readDir(abs string, follow bool, want func(name string) bool) dirListing {
 		return dirListing{err: &fs.PathError{Op: "fstat", Path: abs, Err: err}}
 	}
 	l.id = dirID{dev: uint64(st.Dev), ino: st.Ino}
-	buf := make([]byte, 16<<10)
+	if len(*buf) == 0 {
+		*buf = make([]byte, 16<<10)
+	}
 	for {
-		n, err := unix.Getdents(fd, buf)
+		n, err := unix.Getdents(fd, *buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -47,7 +57,7 @@ func readDir(abs string, follow bool, want func(name string) bool) dirListing {
 		if n <= 0 {
 			break
 		}
-		l.ents = parseDirents(buf[:n], l.ents)
+		l.ents = parseDirents((*buf)[:n], l.ents)
 	}
 	sortEnts(l.ents)
 	for i := range l.ents {

@@ -11,6 +11,11 @@ import (
 // lstat for each entry want selects that is a regular file). follow is
 // unused: the entries of a directory are never followed.
 func readDir(abs string, follow bool, want func(name string) bool) dirListing {
+	return readDirBuf(abs, follow, want, nil)
+}
+
+// readDirBuf is readDir; buf (a scratch buffer on Linux) is unused here.
+func readDirBuf(abs string, follow bool, want func(name string) bool, buf *[]byte) dirListing {
 	var l dirListing
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		l.id.real = real

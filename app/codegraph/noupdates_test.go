@@ -1,0 +1,44 @@
+package codegraph
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Options.NoUpdates releases the per-file records and the builder once the
+// graph is built: the graph and the persisted graph are those of a normal
+// index, the records are gone (a project that kept them fails the nil
+// checks), and an update afterwards still works (it reloads them) and
+// equals a fresh index.
+func TestNoUpdatesReleasesBuildState(t *testing.T) {
+	root := writeTree(t, persistFixture())
+	ref := openT(t, root, Options{NoCache: true}).Graph()
+	p := openT(t, root, Options{NoUpdates: true})
+	graphsEqual(t, "NoUpdates index", p.Graph(), ref)
+	p.mu.Lock()
+	files, b := p.files, p.b
+	p.mu.Unlock()
+	if files != nil || b != nil {
+		t.Fatalf("per-file records (%d) or builder (%v) kept", len(files), b != nil)
+	}
+	r := openReaderT(t, root) // persisted and current
+	r.Close()
+	loaded := openT(t, root, Options{})
+	if !loaded.Report().FromSnapshot {
+		t.Fatalf("the persisted graph was not current: %+v", loaded.Report())
+	}
+	graphsEqual(t, "loaded", loaded.Graph(), ref)
+	loaded.Close()
+
+	f := filepath.Join(root, "new.py")
+	if err := os.WriteFile(f, []byte("def n():\n    return 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.UpdateFiles(context.Background(), []string{"new.py"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphsEqual(t, "update after NoUpdates", g, openT(t, root, Options{NoCache: true}).Graph())
+}
