@@ -45,7 +45,7 @@ func runIndex(ctx context.Context, env Env, args []string) int {
 	if code := checkDir(env, "index", dir); code != ExitOK {
 		return code
 	}
-	p, err := openInterruptible(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize})
+	p, err := openInterruptible(ctx, dir, codegraph.Options{NoCache: *noCache, Workers: *workers, MaxFileSize: *maxSize, ReleaseAfterIndex: true})
 	if ctx.Err() != nil {
 		fmt.Fprintln(env.Stderr, "codeloom index: interrupted")
 		return ExitExecCanceled

@@ -35,6 +35,12 @@ type Options struct {
 	Store BlobStore
 	// Logger receives debug and warning logs (default slog.Default()).
 	Logger *slog.Logger
+	// ReleaseAfterIndex drops the parse records and the builder's tables
+	// as soon as a full index has built its graph (before it is persisted),
+	// for a caller that only reads the graph (the CLI's index command). An
+	// update still works: it reloads them first, as after opening from the
+	// persisted graph.
+	ReleaseAfterIndex bool
 
 	// testHook, when set (tests only), is called at named moments of
 	// indexing, updating and persisting, so a test can kill the process there.
@@ -377,12 +383,22 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 		cacheErr = p.saveCache(puts, deletes, fullSave)
 	}
 	p.hook("cache-saved")
+	// The collector stays tight through the build and the snapshot write:
+	// restored right after the build, it would let the snapshot's buffers
+	// pile on the build's uncollected garbage.
+	defer tightenGC()() // build_gc.go
 	g := p.buildLocked()
 	p.graph.Store(g)
 	p.setStampsFromWalkLocked(wr)
 	p.report = Report{Root: p.root, Stats: g.stats, Parsed: parsed, Cached: reused, Duration: time.Since(start)}
 	if cacheErr == nil && snapErr != nil {
 		cacheErr = snapErr
+	}
+	if p.opts.ReleaseAfterIndex {
+		// Only the graph is read from now on: let go of the records and the
+		// builder before the snapshot is encoded; an update would reload
+		// them as after a load from the persisted graph (update_prepare.go).
+		p.files, p.b, p.loaded = nil, nil, true
 	}
 	if !p.opts.NoCache {
 		p.snapGen++
