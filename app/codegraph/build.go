@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash/fnv"
+	"hash/maphash"
 	"path"
 	"runtime"
 	"slices"
@@ -60,8 +61,12 @@ type binding struct {
 
 // fileResult is what resolving one file's imports or references produced.
 type fileResult struct {
-	edges      []Edge
-	seen       map[edgeKey]bool
+	edges []Edge
+	// seen filters duplicate edges: edge hash → index of the first edge
+	// with that hash (a hash, not the edge's strings, keeps the filter a
+	// third of the size; a collision is settled by comparing edges).
+	seen       map[uint64]int32
+	seed       maphash.Seed
 	resolved   int
 	external   int
 	unresolved int
@@ -88,17 +93,42 @@ func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	if r.seen == nil {
 		// Not made yet, or dropped once the file was resolved (see
 		// doneResolving): (re)build it.
-		r.seen = make(map[edgeKey]bool, len(r.edges)+8)
-		for _, e := range r.edges {
-			r.seen[edgeKey{e.From, e.To, e.Kind}] = true
+		r.seed = maphash.MakeSeed()
+		r.seen = make(map[uint64]int32, len(r.edges)+8)
+		for i, e := range r.edges {
+			h := r.edgeHash(e.From, e.To, e.Kind)
+			if _, ok := r.seen[h]; !ok {
+				r.seen[h] = int32(i)
+			}
 		}
 	}
-	k := edgeKey{from, to, kind}
-	if r.seen[k] {
-		return
+	h := r.edgeHash(from, to, kind)
+	if i, ok := r.seen[h]; ok {
+		if e := &r.edges[i]; e.From == from && e.To == to && e.Kind == kind {
+			return
+		}
+		// Another edge with the same hash: compare them all.
+		for _, e := range r.edges {
+			if e.From == from && e.To == to && e.Kind == kind {
+				return
+			}
+		}
+	} else {
+		r.seen[h] = int32(len(r.edges))
 	}
-	r.seen[k] = true
 	r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
+}
+
+// edgeHash hashes an edge's ends and kind for the duplicate filter.
+func (r *fileResult) edgeHash(from, to string, kind EdgeKind) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(from)
+	h.WriteByte(0)
+	h.WriteString(to)
+	h.WriteByte(0)
+	h.WriteString(string(kind))
+	return h.Sum64()
 }
 
 // doneResolving drops the duplicate filter of a resolved file's result: it
@@ -178,11 +208,6 @@ type hintKey struct {
 type defLocation struct {
 	fb  *fileBuild
 	idx int32
-}
-
-type edgeKey struct {
-	from, to string
-	kind     EdgeKind
 }
 
 // builder builds graphs incrementally. Tables that join files are rebuilt on

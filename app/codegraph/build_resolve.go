@@ -20,7 +20,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	if !inherits && flowFamily(fb.lang) {
 		fe = newFlowEval(b, fb)
 	}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {
 			continue
 		}

@@ -82,7 +82,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
 			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
@@ -113,7 +113,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	}
 	// Variable types from constructor assignments and annotations; names
 	// bound locally (they shadow module-level definitions).
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refLocal {
 			if fb.locals == nil {
 				fb.locals = map[nestKey]bool{}

@@ -28,7 +28,7 @@ func (e *encoder) bool(v bool) {
 
 // encodeFileData serialises fd for the cache.
 func encodeFileData(fd *fileData) []byte {
-	e := &encoder{b: make([]byte, 0, 256+len(fd.Refs)*16+len(fd.Defs)*64)}
+	e := &encoder{b: make([]byte, 0, 256+fd.Refs.Len()*16+len(fd.Defs)*64)}
 	e.b = append(e.b, codecVersion)
 	e.s(fd.Path)
 	e.s(fd.Lang)
@@ -53,8 +53,8 @@ func encodeFileData(fd *fileData) []byte {
 		e.s(d.Receiver)
 		e.s(d.SelfVar)
 	}
-	e.u(uint64(len(fd.Refs)))
-	for _, r := range fd.Refs {
+	e.u(uint64(fd.Refs.Len()))
+	for _, r := range fd.Refs.All() {
 		e.u(uint64(r.Kind))
 		e.s(r.Name)
 		e.s(r.Object)
@@ -125,12 +125,17 @@ func (d *decoder) i() int64 {
 }
 
 func (d *decoder) s() string {
+	return string(d.bs())
+}
+
+// bs reads a length-prefixed string's bytes (aliasing the input).
+func (d *decoder) bs() []byte {
 	n := d.u()
 	if d.err != nil || n > uint64(len(d.b)) {
 		d.err = errCorrupt
-		return ""
+		return nil
 	}
-	v := string(d.b[:n])
+	v := d.b[:n:n]
 	d.b = d.b[n:]
 	return v
 }
@@ -206,18 +211,22 @@ func decodeFileData(b []byte) (*fileData, error) {
 		}
 	}
 	if n := d.count(); n > 0 {
-		fd.Refs = make([]refRec, n)
-		for k := range fd.Refs {
-			r := &fd.Refs[k]
-			r.Kind = refKind(d.u())
-			r.Name = d.s()
-			r.Object = d.s()
-			r.Def = int32(d.i())
-			r.Line = int32(d.i())
-			if r.Def < -1 || int(r.Def) >= len(fd.Defs) {
+		pk := newRefPacker(n)
+		for k := 0; k < n; k++ {
+			kind := refKind(d.u())
+			name := pk.strBytes(d.bs())
+			obj := pk.strBytes(d.bs())
+			def := int32(d.i())
+			line := int32(d.i())
+			if def < -1 || int(def) >= len(fd.Defs) {
 				d.err = errCorrupt
 			}
+			if d.err != nil {
+				break
+			}
+			pk.addIdx(kind, name, obj, def, line)
 		}
+		fd.Refs = pk.list()
 	}
 	if n := d.count(); n > 0 {
 		fd.Imports = make([]importRec, n)

@@ -69,9 +69,6 @@ func normalise(fd *fileData) fileData {
 	if len(c.Defs) == 0 {
 		c.Defs = nil
 	}
-	if len(c.Refs) == 0 {
-		c.Refs = nil
-	}
 	if len(c.Imports) == 0 {
 		c.Imports = nil
 	}

@@ -6,7 +6,6 @@ package codegraph
 // of the project. The lists' contents are unchanged. Called once per new
 // record, before any other goroutine can see it.
 func trimFileData(fd *fileData) {
-	fd.Refs = trimSlack(fd.Refs)
 	fd.Defs = trimSlack(fd.Defs)
 	fd.Imports = trimSlack(fd.Imports)
 }

@@ -54,10 +54,9 @@ func TestMeasureCorpus(t *testing.T) {
 	runtime.ReadMemStats(&ms2)
 	t.Logf("live heap with the Out/In index built: %.1f MB (index %.1f MB)",
 		float64(ms2.HeapAlloc)/1e6, (float64(ms2.HeapAlloc)-float64(ms.HeapAlloc))/1e6)
-	var refLen, refCap, defLen, nSeen int
+	var refLen, defLen, nSeen int
 	for _, fd := range p.files {
-		refLen += len(fd.Refs)
-		refCap += cap(fd.Refs)
+		refLen += fd.Refs.Len()
 		defLen += len(fd.Defs)
 	}
 	for _, fb := range p.b.fbs {
@@ -67,7 +66,7 @@ func TestMeasureCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("refs len %d cap %d, defs %d, per-file seen entries %d, lines %d", refLen, refCap, defLen, nSeen, st.Lines)
+	t.Logf("refs %d, defs %d, per-file seen entries %d, lines %d", refLen, defLen, nSeen, st.Lines)
 	if hp := os.Getenv("CODELOOM_MEASURE_HEAP"); hp != "" {
 		f, err := os.Create(hp)
 		if err != nil {

@@ -27,7 +27,7 @@ type fileData struct {
 	// keep it: the problem is reported by the parse that meets it.
 	Caveat   string
 	Defs     []defRec
-	Refs     []refRec
+	Refs     refList // packed (refs_packed.go)
 	Imports  []importRec
 	Env      []envRec
 	Default  string // JS/TS default export name
@@ -126,7 +126,8 @@ type extractor struct {
 	refs     []refAt
 	interned map[string]string
 	used     map[string]bool
-	argKey   []byte // a refArg's "slot\x00argument", built before interning
+	argKey   []byte    // a refArg's "slot\x00argument", built before interning
+	packer   refPacker // packs the file's references (refs_packed.go)
 
 	// maxDefs and maxRefs are maxFileDefs and maxFileRefs (tests lower them).
 	maxDefs, maxRefs int
@@ -674,10 +675,11 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 		}
 		kept = append(kept, r)
 	}
-	fd.Refs = make([]refRec, len(kept))
+	e.packer.reset(len(kept))
 	for i := range kept {
-		fd.Refs[i] = kept[i].r
+		e.packer.add(kept[i].r)
 	}
+	fd.Refs = e.packer.list()
 	for _, ev := range envs {
 		if ev.name == "" {
 			continue

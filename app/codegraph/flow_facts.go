@@ -67,7 +67,7 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 		marks, locals = pyFlowMarks(fd)
 		copies = pyCopies(fd)
 	}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		var src flowSrc
 		var k hintKey
 		var ok bool
@@ -167,7 +167,7 @@ func fillFacts(fb *fileBuild, hs func(...string)) {
 			}
 		}
 	}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		switch r.Kind {
 		case refDecorator:
 			if r.Def < 0 {

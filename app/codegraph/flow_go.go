@@ -752,7 +752,7 @@ type hintAt struct {
 func (fb *fileBuild) goHintLines() {
 	fb.goRecordParamCalls()
 	fb.goDropLiteralValues()
-	for _, r := range fb.fd.Refs {
+	for _, r := range fb.fd.Refs.All() {
 		if r.Kind != refAssign || r.Name == returnHint {
 			continue
 		}

@@ -11,7 +11,7 @@ import "strings"
 // (always, so that long multi-line literals still type x); the value is
 // dropped where the type is known.
 func (fb *fileBuild) goDropLiteralValues() {
-	for _, r := range fb.fd.Refs {
+	for _, r := range fb.fd.Refs.All() {
 		if r.Kind != refAssign || r.Object == "" || strings.HasPrefix(r.Object, valuePrefix) || strings.Contains(r.Name, ".") {
 			continue
 		}

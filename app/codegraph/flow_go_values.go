@@ -71,7 +71,7 @@ func goParamCalled(fb *fileBuild, def int32, name string) bool {
 
 // goRecordParamCalls records, per definition, the parameters it calls.
 func (fb *fileBuild) goRecordParamCalls() {
-	for _, r := range fb.fd.Refs {
+	for _, r := range fb.fd.Refs.All() {
 		if goCallsParam(fb.fd, r) {
 			if fb.goParamCalls == nil {
 				fb.goParamCalls = map[nestKey]bool{}

@@ -20,7 +20,7 @@ func jsRefs(fd *fileData) *fileData {
 	need := false
 	var self map[string][]int32   // var self = this: the names and where
 	var props map[string][]refRec // obj.m = fn: by "obj.m"
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refValue && jsPropValue(r) {
 			if props == nil {
 				props = map[string][]refRec{}
@@ -42,7 +42,7 @@ func jsRefs(fd *fileData) *fileData {
 		}
 	}
 	if !need && self != nil {
-		for _, r := range fd.Refs {
+		for _, r := range fd.Refs.All() {
 			if r.Kind == refCall && self[r.Object] != nil && jsInside(fd, r.Def, self[r.Object]) {
 				need = true
 				break
@@ -52,14 +52,14 @@ func jsRefs(fd *fileData) *fileData {
 	if !need {
 		return fd
 	}
-	out := make([]refRec, 0, len(fd.Refs)+4)
+	out := make([]refRec, 0, fd.Refs.Len()+4)
 	seen := map[refRec]bool{}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refAssign {
 			seen[r] = true
 		}
 	}
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refAssign && (strings.HasPrefix(r.Object, "/*") || strings.HasPrefix(r.Object, "//")) {
 			typ := jsDocType(r.Object)
 			if typ == "" {
@@ -103,7 +103,7 @@ func jsRefs(fd *fileData) *fileData {
 		}
 	}
 	cp := *fd
-	cp.Refs = out
+	cp.Refs = packRefs(out)
 	return &cp
 }
 

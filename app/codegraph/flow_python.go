@@ -113,12 +113,12 @@ func (fe *flowEval) pyStores(fb *fileBuild) {
 	fe.stores = map[refRec]bool{}
 	fe.attrStores = map[pyStoreKey]bool{}
 	subs := map[pyStoreKey]bool{}
-	for _, o := range fb.fd.Refs {
+	for _, o := range fb.fd.Refs.All() {
 		if o.Kind == refImplicit && o.Name == "[" {
 			subs[pyStoreKey{o.Object, o.Line, o.Def}] = true
 		}
 	}
-	for _, o := range fb.fd.Refs {
+	for _, o := range fb.fd.Refs.All() {
 		if o.Kind != refImplicit || (o.Name != "=" && o.Name != "del") {
 			continue
 		}
@@ -275,7 +275,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 	var subs map[pyStoreKey]bool
 	locals := map[nestKey]bool{}
 	stores := false
-	for _, o := range fd.Refs {
+	for _, o := range fd.Refs.All() {
 		if o.Kind == refLocal {
 			locals[nestKey{o.Def, o.Name}] = true
 		}
@@ -298,7 +298,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 		}
 	}
 	if stores && subs != nil {
-		for _, o := range fd.Refs {
+		for _, o := range fd.Refs.All() {
 			if o.Kind == refImplicit && o.Name == "=" && subs[pyStoreKey{o.Object, o.Line, o.Def}] {
 				if marks == nil {
 					marks = map[pyStoreKey]flowMode{}

@@ -17,7 +17,7 @@ import (
 func pyClassAttrStores(fb *fileBuild, hs func(...string)) {
 	fd := fb.fd
 	var classes map[string]int32
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Def != -1 || (r.Kind != refValue && r.Kind != refAssign) {
 			continue
 		}
@@ -222,7 +222,7 @@ func (fe *flowEval) pyPartners() map[string][]pyPartner {
 	}
 	fe.partners = map[string][]pyPartner{}
 	fb := fe.fb
-	for _, r := range fb.fd.Refs {
+	for _, r := range fb.fd.Refs.All() {
 		if r.Kind != refImplicit || r.Name != "type" || !strings.HasPrefix(r.Object, "(") || !strings.HasSuffix(r.Object, ")") {
 			continue
 		}

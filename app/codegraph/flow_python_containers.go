@@ -178,7 +178,7 @@ var pyCopyFns = map[string]bool{"list": true, "tuple": true, "sorted": true, "re
 // keeps only the callee of an assigned call.
 func pyCopies(fd *fileData) map[pyStoreKey]string {
 	var out map[pyStoreKey]string
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind != refArg || !pyCopyFns[r.Object] {
 			continue
 		}

@@ -32,7 +32,7 @@ func (fe *flowEval) pyContainerClass(cls string) bool {
 		if !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
 			return true
 		}
-		for _, r := range loc.fb.fd.Refs {
+		for _, r := range loc.fb.fd.Refs.All() {
 			if r.Kind == refInherit && r.Def == loc.idx && pyContainerBases[r.Name] {
 				found = true
 				return false

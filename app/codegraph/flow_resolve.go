@@ -547,7 +547,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			defNames[d.Name] = true
 		}
 		var later []refRec
-		for _, r := range fb.fd.Refs {
+		for _, r := range fb.fd.Refs.All() {
 			if r.Kind != refArg {
 				continue
 			}

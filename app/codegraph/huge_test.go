@@ -45,13 +45,13 @@ def k(v):
 `)
 	inc := extractWith(t, src, func(*extractor) {})
 	full := extractWith(t, src, func(e *extractor) { e.fullArgScan = true })
-	ij, _ := json.Marshal(inc.Refs)
-	fj, _ := json.Marshal(full.Refs)
+	ij, _ := json.Marshal(inc.Refs.Unpack())
+	fj, _ := json.Marshal(full.Refs.Unpack())
 	if string(ij) != string(fj) {
 		t.Fatalf("incremental argument positions differ from a full scan")
 	}
 	n := 0
-	for _, r := range inc.Refs {
+	for _, r := range inc.Refs.All() {
 		if r.Kind == refArg && strings.HasPrefix(r.Name, "2000"+argSep) {
 			n++
 		}
@@ -77,8 +77,8 @@ func TestFileBudgetsReported(t *testing.T) {
 	if len(capped.Defs) != 50 {
 		t.Errorf("capped: %d defs, want 50", len(capped.Defs))
 	}
-	if len(capped.Refs) > 100 || len(capped.Refs) == 0 {
-		t.Errorf("capped: %d refs, want 1..100", len(capped.Refs))
+	if capped.Refs.Len() > 100 || capped.Refs.Len() == 0 {
+		t.Errorf("capped: %d refs, want 1..100", capped.Refs.Len())
 	}
 	for _, want := range []string{"more than 50 definitions: 150 left out", "more than 100 references:", "the first at line "} {
 		if !strings.Contains(capped.Caveat, want) {
@@ -114,7 +114,7 @@ func TestGiantNodeCutInParts(t *testing.T) {
 	}
 	calls := func(fd *fileData) map[string]int {
 		m := map[string]int{}
-		for _, r := range fd.Refs {
+		for _, r := range fd.Refs.All() {
 			if r.Kind == refCall {
 				m[r.Name]++
 			}

@@ -42,3 +42,27 @@ func TestNoUpdatesReleasesBuildState(t *testing.T) {
 	}
 	graphsEqual(t, "update after NoUpdates", g, openT(t, root, Options{NoCache: true}).Graph())
 }
+
+// Without the cache (index --no-cache) the build state is released too, and
+// an edit of an existing file, which reloads it, still gives a fresh index.
+func TestNoUpdatesWithoutCache(t *testing.T) {
+	root := writeTree(t, persistFixture())
+	p := openT(t, root, Options{NoCache: true, NoUpdates: true})
+	graphsEqual(t, "NoUpdates, no cache", p.Graph(), openT(t, root, Options{NoCache: true}).Graph())
+	p.mu.Lock()
+	held := p.files != nil || p.b != nil
+	p.mu.Unlock()
+	if held {
+		t.Fatal("records or builder still held after a NoUpdates index without the cache")
+	}
+	f := filepath.Join(root, "pkg/consts.py")
+	if err := os.WriteFile(f, []byte("LIMIT = 11\n\ndef use():\n    return LIMIT\n\ndef more():\n    use()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.UpdateFiles(context.Background(), []string{"pkg/consts.py"})
+	if err != nil {
+		t.Fatalf("update after release: %v", err)
+	}
+	sameGraph(t, g, openT(t, root, Options{NoCache: true}).Graph())
+	byQual(t, g, "pkg.consts.more")
+}

@@ -144,7 +144,7 @@ func TestDeepNestingLinear(t *testing.T) {
 	p := openBounded(t, root, Options{NoCache: true}, 120*time.Second)
 	var calls int
 	fd := p.files["deep.py"]
-	for _, r := range fd.Refs {
+	for _, r := range fd.Refs.All() {
 		if r.Kind == refCall && r.Name == "f" {
 			calls++
 		}
@@ -185,13 +185,13 @@ func TestBandsMatchOnePass(t *testing.T) {
 	src := []byte(b.String())
 	banded := extractT(t, src, false)
 	whole := extractT(t, src, true)
-	if len(banded.Refs) < depth {
-		t.Fatalf("only %d refs from %d levels", len(banded.Refs), depth)
+	if banded.Refs.Len() < depth {
+		t.Fatalf("only %d refs from %d levels", banded.Refs.Len(), depth)
 	}
 	bj, _ := json.Marshal(banded)
 	wj, _ := json.Marshal(whole)
 	if string(bj) != string(wj) {
-		t.Errorf("banded run differs from one pass: %d vs %d refs, %d vs %d defs", len(banded.Refs), len(whole.Refs), len(banded.Defs), len(whole.Defs))
+		t.Errorf("banded run differs from one pass: %d vs %d refs, %d vs %d defs", banded.Refs.Len(), whole.Refs.Len(), len(banded.Defs), len(whole.Defs))
 	}
 }
 
@@ -275,7 +275,7 @@ func TestChunkedMatchesWhole(t *testing.T) {
 		wj, _ := json.Marshal(whole)
 		cj, _ := json.Marshal(fd)
 		if string(wj) != string(cj) || fd.Syntax != whole.Syntax {
-			t.Errorf("parts of %d bytes: %d defs %d refs, whole: %d defs %d refs", part, len(fd.Defs), len(fd.Refs), len(whole.Defs), len(whole.Refs))
+			t.Errorf("parts of %d bytes: %d defs %d refs, whole: %d defs %d refs", part, len(fd.Defs), fd.Refs.Len(), len(whole.Defs), whole.Refs.Len())
 		}
 	}
 }
