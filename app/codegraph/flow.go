@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"math"
 	"slices"
 	"strings"
 )
@@ -46,6 +47,14 @@ type flowEval struct {
 	containerCls map[string]bool
 	instElems    map[string][]hintKey
 	instElemCls  []string // instElems' classes in the order they were found
+	// siteTargets memoises what call sites of other files are bound to
+	// (flow_args.go).
+	siteTargets map[argSite][]string
+	// stack, low, partial and partialAt handle cycles (see enter).
+	stack     []flowBusy
+	low       int
+	partial   []flowBusy
+	partialAt int
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -78,19 +87,25 @@ type paramCutKey struct {
 const maxFlowDepth = 10
 
 func newFlowEval(b *builder, fb *fileBuild) *flowEval {
-	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}}
+	fb.argAsked = nil // filled again as fb is resolved (flow_args.go)
+	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}, low: math.MaxInt, partialAt: math.MaxInt}
 }
 
 // src evaluates one flow source.
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
 	if v, ok := fe.memo[mk]; ok {
+		if v != nil && len(v) == 0 {
+			fe.hitBusy(flowBusy{mk: mk}) // a cycle: nothing more from here
+			return nil
+		}
 		return v
 	}
 	if v, ok := fe.cutMemo[flowCutKey{mk, depth}]; ok {
 		return v
 	}
-	fe.memo[mk] = nil // a cycle evaluates to nothing more
+	fe.memo[mk] = []flowVal{} // in progress
+	lvl, low := fe.enter(flowBusy{mk: mk})
 	cuts := fe.cuts
 	var out []flowVal
 	if s.mode >= flowNth {
@@ -106,6 +121,14 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	case flowIter:
 		out = fe.elemsOf(out, false, depth+1)
 	}
+	if len(out) == 0 {
+		out = nil // an empty non-nil slice marks an evaluation in progress
+	}
+	if fe.leave(lvl, low) {
+		fe.memo[mk] = out
+		fe.partial = append(fe.partial, flowBusy{mk: mk})
+		return out
+	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the
 		// result can be complete, so it is kept for this depth only.
@@ -118,6 +141,67 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	}
 	fe.memo[mk] = out
 	return out
+}
+
+// flowBusy is an evaluation of a flow source (mk) or of a parameter's
+// values (pk, param set).
+type flowBusy struct {
+	mk    flowMemoKey
+	pk    hintKey
+	param bool
+}
+
+// Cycles. Values flow around loops (a parameter passed on to a function
+// that passes it back; a variable assigned from itself): an evaluation that
+// reaches one still in progress gets nothing from it, so its result can be
+// incomplete. Such results (those that reached an evaluation below them on
+// the stack) are memoised only until the lowest evaluation of the loop is
+// done, which has then seen every value entering the loop; they are
+// evaluated again when asked later (Tarjan's low link, without the
+// components).
+
+// enter pushes evaluation e; it returns its level and the low link to
+// restore.
+func (fe *flowEval) enter(e flowBusy) (lvl, low int) {
+	fe.stack = append(fe.stack, e)
+	low = fe.low
+	fe.low = math.MaxInt
+	return len(fe.stack) - 1, low
+}
+
+// leave pops the evaluation at lvl and reports that its result is partial
+// (it reached an evaluation still in progress below it). When lvl closes
+// the loops above it, the partial results memoised meanwhile are dropped.
+func (fe *flowEval) leave(lvl, low int) (partial bool) {
+	fe.stack = fe.stack[:lvl]
+	if fe.low < lvl {
+		fe.low = min(low, fe.low)
+		return true
+	}
+	fe.low = low
+	if len(fe.partial) > 0 && len(fe.stack) <= fe.partialAt {
+		for _, e := range fe.partial {
+			if e.param {
+				delete(fe.params, e.pk)
+			} else {
+				delete(fe.memo, e.mk)
+			}
+		}
+		fe.partial = fe.partial[:0]
+		fe.partialAt = math.MaxInt
+	}
+	return false
+}
+
+// hitBusy records that evaluation e, still in progress, was reached again.
+func (fe *flowEval) hitBusy(e flowBusy) {
+	for i := len(fe.stack) - 1; i >= 0; i-- {
+		if fe.stack[i] == e {
+			fe.low = min(fe.low, i)
+			fe.partialAt = min(fe.partialAt, i)
+			return
+		}
+	}
 }
 
 // srcs evaluates every source of a variable.
@@ -313,7 +397,13 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			return out
 		}
 		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
-			return fe.srcs(fb, ss, depth)
+			out := fe.srcs(fb, ss, depth)
+			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+				// A parameter assigned in the body (msg = deepcopy(msg)):
+				// also what the calls pass.
+				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+			}
+			return out
 		}
 		if d < 0 {
 			break

@@ -88,8 +88,19 @@ func (b *builder) flowDependents(fb *fileBuild) []*fileBuild {
 	}
 	var out []*fileBuild
 	for _, im := range fb.fd.Imports {
-		if _, ts := b.lookupModule(fb, im.Module); len(ts) > 0 && ts[0] != fb {
+		if _, ts := b.lookupModule(fb, im.Module); len(ts) > 0 && ts[0] != fb && !slices.Contains(out, ts[0]) {
 			out = append(out, ts[0])
+		}
+		if fb.lang.family == "python" && im.Name != "" && !im.Wildcard {
+			// from pkg import mod: the module mod (its calls are in
+			// the argument sites mod's parameters read, flow_args.go).
+			sub := im.Module + "." + im.Name
+			if strings.HasSuffix(im.Module, ".") {
+				sub = im.Module + im.Name
+			}
+			if _, ts := b.lookupModule(fb, sub); len(ts) > 0 && ts[0] != fb && !slices.Contains(out, ts[0]) {
+				out = append(out, ts[0])
+			}
 		}
 	}
 	return out
@@ -514,6 +525,10 @@ func topLevelColon(p string) int {
 func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
 	k := hintKey{scope: f, name: name}
 	if v, ok := fe.params[k]; ok {
+		if v != nil && len(v) == 0 {
+			fe.hitBusy(flowBusy{pk: k, param: true}) // a cycle (see enter)
+			return nil
+		}
 		return v
 	}
 	if v, ok := fe.cutParams[paramCutKey{k, depth}]; ok {
@@ -522,7 +537,8 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 	if fe.params == nil {
 		fe.params = map[hintKey][]flowVal{}
 	}
-	fe.params[k] = nil
+	fe.params[k] = []flowVal{} // in progress
+	lvl, low := fe.enter(flowBusy{pk: k, param: true})
 	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
@@ -585,6 +601,15 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
 			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
 		}
+		out = addVals(out, fe.crossParamValues(fb, f, name, depth)...) // flow_args.go
+	}
+	if len(out) == 0 {
+		out = nil // an empty non-nil slice marks an evaluation in progress
+	}
+	if fe.leave(lvl, low) {
+		fe.params[k] = out
+		fe.partial = append(fe.partial, flowBusy{pk: k, param: true})
+		return out
 	}
 	if fe.cuts != cuts {
 		delete(fe.params, k) // cut short by the depth bound: kept for this depth only

@@ -1,0 +1,226 @@
+package codegraph
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Parameter values from call sites in other files (Python): the values a
+// parameter of a function of file B can hold include what the calls of
+// that function in the files importing B pass (message.py's
+// `g.flatten(self)` gives generator.py's `flatten(self, msg)` its msg, and
+// from there every same-file call that passes msg on). One hop only: an
+// argument is evaluated in the caller's file without that file's own
+// parameter values, so B's edges depend on the callers' contents, not on
+// their callers.
+//
+// Incremental updates: while B is resolved, the callee names whose call
+// sites it read are kept (fileBuild.argAsked); a build that re-resolves a
+// file A with call sites of those names (or changed one that had them)
+// re-resolves B too (argDependents).
+
+// pyArgIndex lists the Python argument sites of a build by callee name,
+// built on first use (builder.pyArgs, one per build).
+type pyArgIndex struct {
+	once    sync.Once
+	sites   map[string][]argSite        // callee's last name → sites, by path then position
+	imports map[*fileBuild][]*fileBuild // a file with sites → the project files it imports
+}
+
+// argSite is one refArg record: file and index into its references.
+type argSite struct {
+	fb  *fileBuild
+	ref int32
+}
+
+// calleeName returns the last name of a call's callee text ("a.b.f" → "f")
+// and the object before it.
+func calleeName(callee string) (obj, name string) {
+	if i := strings.LastIndex(callee, "."); i > 0 {
+		return callee[:i], callee[i+1:]
+	}
+	return "", callee
+}
+
+// argIndex returns the build's argument sites, building them on first use
+// (safe from the parallel resolvers).
+func (b *builder) argIndex() *pyArgIndex {
+	x := b.pyArgs
+	if x == nil {
+		return &pyArgIndex{} // not inside a build
+	}
+	x.once.Do(func() {
+		// Only callees named like a Python definition of the project can
+		// reach one: print(x), s.join(x) and the like are left out.
+		defNames := map[string]bool{}
+		for _, fb := range b.ordered {
+			if fb.lang != nil && fb.lang.family == "python" {
+				for _, d := range fb.fd.Defs {
+					defNames[d.Name] = true
+				}
+			}
+		}
+		x.sites = map[string][]argSite{}
+		x.imports = map[*fileBuild][]*fileBuild{}
+		for _, fb := range b.ordered {
+			if fb.lang == nil || fb.lang.family != "python" {
+				continue
+			}
+			found := false
+			for i, r := range fb.fd.Refs {
+				if r.Kind != refArg {
+					continue
+				}
+				if _, name := calleeName(r.Object); defNames[name] {
+					x.sites[name] = append(x.sites[name], argSite{fb, int32(i)})
+					found = true
+				}
+			}
+			if found {
+				x.imports[fb] = b.flowDependents(fb)
+			}
+		}
+	})
+	return x
+}
+
+// crossParamValues returns what calls in the files importing fb pass to
+// parameter name of function f of fb.
+func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
+	d := fb.fd.Defs[f]
+	fid := fb.ids[f]
+	names := []string{d.Name}
+	if d.Name == "__init__" && d.Parent >= 0 && fb.fd.Defs[d.Parent].Kind == KindClass {
+		names = append(names, fb.fd.Defs[d.Parent].Name) // C(x) runs C.__init__
+	}
+	idx := fe.b.argIndex()
+	var out []flowVal
+	for _, n := range names {
+		fe.fb.askArgs(n)
+		for _, s := range idx.sites[n] {
+			if s.fb == fb || !slices.Contains(idx.imports[s.fb], fb) {
+				continue
+			}
+			r := s.fb.fd.Refs[s.ref]
+			slot, arg, ok := strings.Cut(r.Name, argSep)
+			if !ok || arg == "" {
+				continue
+			}
+			obj, cname := calleeName(r.Object)
+			if !fe.siteReaches(s, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, fid) {
+				continue
+			}
+			if _, p, ok := fe.b.paramSlot(fid, slot, !fe.b.unboundCall(s.fb, obj, r.Def)); ok && p == name {
+				out = addVals(out, fe.expr(s.fb, r.Def, arg, depth+1)...)
+			}
+		}
+	}
+	return out
+}
+
+// siteReaches reports that call cr of site s can run fid: it is bound to
+// it, to its class (a constructor), or to a method fid overrides.
+func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
+	if fe.siteTargets == nil {
+		fe.siteTargets = map[argSite][]string{}
+	}
+	ts, ok := fe.siteTargets[s]
+	if !ok {
+		id, out := fe.b.resolveRef(s.fb, "python", cr, 0)
+		switch out {
+		case outResolved:
+			ts = []string{id}
+		case outUnresolved:
+			ts = fe.flowCallTargets(s.fb, cr)
+		}
+		fe.siteTargets[s] = ts
+	}
+	for _, t := range ts {
+		if t == fid {
+			return true
+		}
+		n := fe.b.nodeByID[t]
+		if n == nil {
+			continue
+		}
+		switch {
+		case n.Kind == KindClass:
+			if init, ok := fe.b.member(t, "__init__", false); ok && init == fid {
+				return true
+			}
+		case n.Kind == KindMethod && cr.Object != "" && !strings.HasPrefix(cr.Object, "super("):
+			cls := n.Parent
+			if slices.Contains(s.fb.lang.selfNames, cr.Object) {
+				if c, ok := fe.b.enclosingClass(s.fb, cr.Def); ok {
+					cls = c
+				}
+			}
+			if slices.Contains(fe.b.dispatchTargets(cls, t), fid) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// askArgs records that fb's edges read the call sites of callee name in
+// other files.
+func (fb *fileBuild) askArgs(name string) {
+	if fb.argAsked == nil {
+		fb.argAsked = map[string]bool{}
+	}
+	fb.argAsked[name] = true
+}
+
+// argDependents returns the files, other than affected ones, whose edges
+// read call sites of a callee name that an affected file has (or the
+// previous version of a changed one had): their parameter values may have
+// changed with them.
+func (b *builder) argDependents(affected []*fileBuild, old map[string]*fileBuild) []*fileBuild {
+	if len(affected) == len(b.ordered) {
+		return nil
+	}
+	var askers []*fileBuild
+	for _, fb := range b.ordered {
+		if len(fb.argAsked) > 0 {
+			askers = append(askers, fb)
+		}
+	}
+	if len(askers) == 0 {
+		return nil
+	}
+	in := make(map[*fileBuild]bool, len(affected))
+	names := map[string]bool{}
+	add := func(fb *fileBuild) {
+		for _, r := range fb.fd.Refs {
+			if r.Kind == refArg {
+				_, name := calleeName(r.Object)
+				names[name] = true
+			}
+		}
+	}
+	for _, fb := range affected {
+		in[fb] = true
+		if fb.lang == nil || fb.lang.family != "python" {
+			continue
+		}
+		add(fb)
+		if o := old[fb.fd.Path]; o != nil && o != fb {
+			add(o)
+		}
+	}
+	var out []*fileBuild
+	for _, fb := range askers {
+		if in[fb] {
+			continue
+		}
+		for n := range fb.argAsked {
+			if names[n] {
+				out = append(out, fb)
+				break
+			}
+		}
+	}
+	return out
+}
