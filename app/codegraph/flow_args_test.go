@@ -1,11 +1,19 @@
 package codegraph
 
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
-func TestPythonCrossFileArgs(t *testing.T) {
-	g := openT(t, writeTree(t, map[string]string{
-		"pkg/__init__.py": "",
-		"pkg/message.py": `
+// crossArgFixture: generator.py's functions get their msg from calls in
+// other files (flow_args.go).
+var crossArgFixture = map[string]string{
+	"pkg/__init__.py": "",
+	"pkg/message.py": `
 class Message:
     def get(self, k):
         return k
@@ -15,26 +23,171 @@ class Message:
 
     def as_string(self):
         from pkg.generator import Generator
-        g = Generator()
+        g = Generator(self)
         g.flatten(self)
         return 1
+
+    def walk(self):
+        from pkg import iterators
+        iterators.walk_all(self)
+
+
+class Part(Message):
+    def payload(self):
+        return 2
 `,
-		"pkg/generator.py": `
+	"pkg/generator.py": `
+class Empty:
+    def get(self, k):
+        return None
+
+    def payload(self):
+        return 0
+
+
+EMPTY = Empty()
+
+
 class Generator:
+    def __init__(self, first):
+        self._first = first
+
+    def head(self):
+        self._first.get('h')
+
     def flatten(self, msg, unixfrom=False):
         self._write(msg)
 
     def _write(self, msg):
+        msg = msg or EMPTY
         msg.get('x')
         self._dispatch(msg)
 
     def _dispatch(self, msg):
+        msg.payload()
         meth = getattr(self, '_handle_' + 'text', None)
         meth(msg)
 
     def _handle_text(self, msg):
         msg.payload()
-`}), Options{NoCache: true}).Graph()
-	exactEdges(t, g, "pkg.generator.Generator._write", EdgeCalls, "pkg.message.Message.get", "pkg.generator.Generator._dispatch")
-	exactEdges(t, g, "pkg.generator.Generator._handle_text", EdgeCalls, "pkg.message.Message.payload")
+`,
+	"pkg/iterators.py": `
+def walk_all(msg):
+    msg.payload()
+
+
+def relay(other):
+    return other.payload()
+`,
+	// Calls relay with its own parameter (one hop only: no values) and
+	// a same-named flatten on an unrelated class (not imported: nothing).
+	"pkg/user.py": `
+from pkg import iterators
+
+
+class Fake:
+    def payload(self):
+        return 3
+
+
+def send(m):
+    iterators.relay(m)
+
+
+def flatten(x):
+    return x
+
+
+def other():
+    flatten(Fake)
+`,
+}
+
+// TestPythonCrossFileArgs checks parameter values taken from call sites in
+// other files, with exact edges: msg of Generator.flatten is message.py's
+// self (a Message), and so is msg of every method flatten passes it on to
+// (also after msg = msg or EMPTY); a constructor's parameter stored in an
+// attribute; a function called through a module; a caller's own parameter
+// gives nothing (one hop).
+func TestPythonCrossFileArgs(t *testing.T) {
+	g := openT(t, writeTree(t, crossArgFixture), Options{NoCache: true}).Graph()
+	exactEdges(t, g, "pkg.generator.Generator._write", EdgeCalls, "pkg.message.Message.get", "pkg.generator.Empty.get", "pkg.generator.Generator._dispatch")
+	// _write's msg, reassigned in its body, still holds what flatten passes.
+	exactEdges(t, g, "pkg.generator.Generator._dispatch", EdgeCalls, "pkg.message.Message.payload", "pkg.generator.Empty.payload", "pkg.generator.Generator._handle_text")
+	// Part overrides payload: the value is self of Message.as_string,
+	// which a Part may be.
+	exactEdges(t, g, "pkg.generator.Generator._dispatch", EdgeDispatches, "pkg.message.Part.payload")
+	exactEdges(t, g, "pkg.generator.Generator._handle_text", EdgeCalls, "pkg.message.Message.payload", "pkg.generator.Empty.payload")
+	exactEdges(t, g, "pkg.generator.Generator.head", EdgeCalls, "pkg.message.Message.get")
+	exactEdges(t, g, "pkg.iterators.walk_all", EdgeCalls, "pkg.message.Message.payload")
+	exactEdges(t, g, "pkg.iterators.relay", EdgeCalls)
+}
+
+// TestPythonCrossFileArgsIncremental edits a caller's arguments (and what
+// they hold) in one file and checks that the callee's file, which did not
+// change, gets the edges a fresh index gives.
+func TestPythonCrossFileArgsIncremental(t *testing.T) {
+	files := map[string]string{
+		"lib.py": `
+def show(item):
+    item.render()
+`,
+		"app.py": `
+from lib import show
+
+
+class Page:
+    def render(self):
+        return 1
+
+
+class Card:
+    def render(self):
+        return 2
+
+
+def main():
+    p = Page()
+    c = Card()
+    show(p)
+`,
+	}
+	root := writeTree(t, files)
+	p := openT(t, root, Options{NoCache: true})
+	exactEdges(t, p.Graph(), "lib.show", EdgeCalls, "app.Page.render")
+	edits := []struct {
+		from, to string
+		want     []string
+	}{
+		{"show(p)", "show(c)", []string{"app.Card.render"}},              // another argument
+		{"c = Card()", "c = Page()", []string{"app.Page.render"}},        // what the argument holds (a body edit)
+		{"show(c)", "show(p, c)", []string{"app.Page.render"}},           // one more argument, same first
+		{"show(p, c)", "print(p)", nil},                                  // no call left
+		{"print(p)", "show(item=c)", []string{"app.Page.render"}},        // by keyword
+		{"c = Page()", "c = Card()", []string{"app.Card.render"}},        // body edit again
+		{"from lib import show", "import lib\nshow = print", []string{}}, // no longer imports lib's show
+		{"import lib\nshow = print", "from lib import show", []string{"app.Card.render"}},
+	}
+	for i, e := range edits {
+		path := filepath.Join(root, "app.py")
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), e.from) {
+			t.Fatalf("edit %d: %q not in app.py", i, e.from)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(src), e.from, e.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g, err := p.UpdateFiles(context.Background(), []string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactEdges(t, g, "lib.show", EdgeCalls, e.want...)
+		fresh := openT(t, root, Options{NoCache: true}).Graph()
+		if got, want := edgeSet(g), edgeSet(fresh); !reflect.DeepEqual(got, want) {
+			t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
+		}
+	}
 }
