@@ -49,7 +49,8 @@ type flowEval struct {
 	instElemCls  []string // instElems' classes in the order they were found
 	// siteTargets memoises what call sites of other files are bound to
 	// (flow_args.go).
-	siteTargets map[argSite][]string
+	siteTargets map[argSiteKey][]string
+	sitesOf     map[string][]argSite // fb's callers in other files by callee name
 	// stack, low, partial and partialAt handle cycles (see enter).
 	stack     []flowBusy
 	low       int

@@ -23,13 +23,23 @@ import (
 // pyArgIndex lists the Python argument sites of a build by callee name,
 // built on first use (builder.pyArgs, one per build).
 type pyArgIndex struct {
-	once    sync.Once
-	sites   map[string][]argSite        // callee's last name → sites, by path then position
-	imports map[*fileBuild][]*fileBuild // a file with sites → the project files it imports
+	once  sync.Once
+	sites map[string][]argSite // callee's last name → sites, by path then position
 }
 
-// argSite is one refArg record: file and index into its references.
+// argSite is one refArg record: file and index into its references, and
+// the project files that file imports (only they can be the callee's).
 type argSite struct {
+	fb      *fileBuild
+	ref     int32
+	imports []*fileBuild
+}
+
+// key identifies the site (siteTargets).
+func (s argSite) key() argSiteKey { return argSiteKey{s.fb, s.ref} }
+
+// argSiteKey is an argSite without its imports (a map key).
+type argSiteKey struct {
 	fb  *fileBuild
 	ref int32
 }
@@ -62,23 +72,25 @@ func (b *builder) argIndex() *pyArgIndex {
 			}
 		}
 		x.sites = map[string][]argSite{}
-		x.imports = map[*fileBuild][]*fileBuild{}
 		for _, fb := range b.ordered {
 			if fb.lang == nil || fb.lang.family != "python" {
 				continue
 			}
-			found := false
+			var imps []*fileBuild
 			for i, r := range fb.fd.Refs {
 				if r.Kind != refArg {
 					continue
 				}
-				if _, name := calleeName(r.Object); defNames[name] {
-					x.sites[name] = append(x.sites[name], argSite{fb, int32(i)})
-					found = true
+				_, name := calleeName(r.Object)
+				if !defNames[name] {
+					continue
 				}
-			}
-			if found {
-				x.imports[fb] = b.flowDependents(fb)
+				if imps == nil {
+					if imps = b.flowDependents(fb); imps == nil {
+						break // imports no project file: no site can reach one
+					}
+				}
+				x.sites[name] = append(x.sites[name], argSite{fb, int32(i), imps})
 			}
 		}
 	})
@@ -94,14 +106,9 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 	if d.Name == "__init__" && d.Parent >= 0 && fb.fd.Defs[d.Parent].Kind == KindClass {
 		names = append(names, fb.fd.Defs[d.Parent].Name) // C(x) runs C.__init__
 	}
-	idx := fe.b.argIndex()
 	var out []flowVal
 	for _, n := range names {
-		fe.fb.askArgs(n)
-		for _, s := range idx.sites[n] {
-			if s.fb == fb || !slices.Contains(idx.imports[s.fb], fb) {
-				continue
-			}
+		for _, s := range fe.argSites(n) {
 			r := s.fb.fd.Refs[s.ref]
 			slot, arg, ok := strings.Cut(r.Name, argSep)
 			if !ok || arg == "" {
@@ -119,13 +126,35 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 	return out
 }
 
+// argSites returns the argument sites of callee name in the files
+// importing fe.fb (memoised), and records that fe.fb's edges read them.
+func (fe *flowEval) argSites(name string) []argSite {
+	if v, ok := fe.sitesOf[name]; ok {
+		return v
+	}
+	fe.fb.askArgs(name)
+	var out []argSite
+	idx := fe.b.argIndex()
+	for _, s := range idx.sites[name] {
+		if s.fb != fe.fb && slices.Contains(s.imports, fe.fb) {
+			out = append(out, s)
+		}
+	}
+
+	if fe.sitesOf == nil {
+		fe.sitesOf = map[string][]argSite{}
+	}
+	fe.sitesOf[name] = out
+	return out
+}
+
 // siteReaches reports that call cr of site s can run fid: it is bound to
 // it, to its class (a constructor), or to a method fid overrides.
 func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 	if fe.siteTargets == nil {
-		fe.siteTargets = map[argSite][]string{}
+		fe.siteTargets = map[argSiteKey][]string{}
 	}
-	ts, ok := fe.siteTargets[s]
+	ts, ok := fe.siteTargets[s.key()]
 	if !ok {
 		id, out := fe.b.resolveRef(s.fb, "python", cr, 0)
 		switch out {
@@ -134,7 +163,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 		case outUnresolved:
 			ts = fe.flowCallTargets(s.fb, cr)
 		}
-		fe.siteTargets[s] = ts
+		fe.siteTargets[s.key()] = ts
 	}
 	for _, t := range ts {
 		if t == fid {
@@ -174,52 +203,45 @@ func (fb *fileBuild) askArgs(name string) {
 }
 
 // argDependents returns the files, other than affected ones, whose edges
-// read call sites of a callee name that an affected file has (or the
-// previous version of a changed one had): their parameter values may have
-// changed with them.
+// read call sites that an affected file has (or the previous version of a
+// changed one had): the files it imports that asked for the callee's
+// name. Their parameter values may have changed with it.
 func (b *builder) argDependents(affected []*fileBuild, old map[string]*fileBuild) []*fileBuild {
 	if len(affected) == len(b.ordered) {
 		return nil
 	}
-	var askers []*fileBuild
-	for _, fb := range b.ordered {
-		if len(fb.argAsked) > 0 {
-			askers = append(askers, fb)
-		}
-	}
-	if len(askers) == 0 {
-		return nil
-	}
 	in := make(map[*fileBuild]bool, len(affected))
-	names := map[string]bool{}
-	add := func(fb *fileBuild) {
+	for _, fb := range affected {
+		in[fb] = true
+	}
+	var out []*fileBuild
+	check := func(fb *fileBuild) {
+		var imps []*fileBuild
 		for _, r := range fb.fd.Refs {
-			if r.Kind == refArg {
-				_, name := calleeName(r.Object)
-				names[name] = true
+			if r.Kind != refArg {
+				continue
+			}
+			_, name := calleeName(r.Object)
+			if imps == nil {
+				if imps = b.flowDependents(fb); imps == nil {
+					return
+				}
+			}
+			for _, t := range imps {
+				if !in[t] && t.argAsked[name] {
+					in[t] = true
+					out = append(out, t)
+				}
 			}
 		}
 	}
 	for _, fb := range affected {
-		in[fb] = true
 		if fb.lang == nil || fb.lang.family != "python" {
 			continue
 		}
-		add(fb)
-		if o := old[fb.fd.Path]; o != nil && o != fb {
-			add(o)
-		}
-	}
-	var out []*fileBuild
-	for _, fb := range askers {
-		if in[fb] {
-			continue
-		}
-		for n := range fb.argAsked {
-			if names[n] {
-				out = append(out, fb)
-				break
-			}
+		check(fb)
+		if o := old[fb.fd.Path]; o != nil && o != fb && o.lang != nil {
+			check(o)
 		}
 	}
 	return out

@@ -558,6 +558,9 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
 			if !defNames[cname] {
+				if obj == "" && fb.lang.family == "python" && localName(fb, cname, r.Def) {
+					later = append(later, r) // meth(msg) with meth = getattr(self, …)
+				}
 				continue
 			}
 			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
@@ -670,4 +673,15 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 			fe.calledWith[c] = append(fe.calledWith[c], r)
 		}
 	}
+}
+
+// localName reports that name is bound in def or a function around it
+// (not at module level).
+func localName(fb *fileBuild, name string, def int32) bool {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.locals[nestKey{d, name}] {
+			return true
+		}
+	}
+	return false
 }
