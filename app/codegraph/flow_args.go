@@ -205,7 +205,11 @@ func (fb *fileBuild) askArgs(name string) {
 // argDependents returns the files, other than affected ones, whose edges
 // read call sites that an affected file has (or the previous version of a
 // changed one had): the files it imports that asked for the callee's
-// name. Their parameter values may have changed with it.
+// name. Their parameter values may have changed with it. For a changed
+// file whose interface is the same (a body edit), only the sites that
+// differ between its versions, or whose scope's assignments (flow, types,
+// locals) differ, count: an edit elsewhere in the file evaluates them
+// the same.
 func (b *builder) argDependents(affected []*fileBuild, old map[string]*fileBuild) []*fileBuild {
 	if len(affected) == len(b.ordered) {
 		return nil
@@ -215,10 +219,10 @@ func (b *builder) argDependents(affected []*fileBuild, old map[string]*fileBuild
 		in[fb] = true
 	}
 	var out []*fileBuild
-	check := func(fb *fileBuild) {
+	check := func(fb *fileBuild, d *argDiff) {
 		var imps []*fileBuild
 		for _, r := range fb.fd.Refs {
-			if r.Kind != refArg {
+			if r.Kind != refArg || (d != nil && !d.matters(fb, r)) {
 				continue
 			}
 			_, name := calleeName(r.Object)
@@ -239,10 +243,91 @@ func (b *builder) argDependents(affected []*fileBuild, old map[string]*fileBuild
 		if fb.lang == nil || fb.lang.family != "python" {
 			continue
 		}
-		check(fb)
-		if o := old[fb.fd.Path]; o != nil && o != fb && o.lang != nil {
-			check(o)
+		o := old[fb.fd.Path]
+		if o == nil || o == fb || o.lang == nil {
+			check(fb, nil)
+			continue
 		}
+		var d *argDiff
+		if o.iface == fb.iface {
+			d = diffArgs(o, fb)
+		}
+		check(fb, d)
+		check(o, d)
 	}
 	return out
+}
+
+// argDiff is what differs, for argument sites, between two versions of a
+// file with the same interface: sites (counted by callee, argument and
+// scope) and the scopes whose assignments differ.
+type argDiff struct {
+	sites  map[argSiteText]int // new count minus old count
+	scopes map[int32]bool
+}
+
+// argSiteText is a refArg record without its line.
+type argSiteText struct {
+	callee, arg string
+	def         int32
+}
+
+// diffArgs compares the versions o and fb of a file.
+func diffArgs(o, fb *fileBuild) *argDiff {
+	d := &argDiff{sites: map[argSiteText]int{}, scopes: map[int32]bool{}}
+	for _, r := range fb.fd.Refs {
+		if r.Kind == refArg {
+			d.sites[argSiteText{r.Object, r.Name, r.Def}]++
+		}
+	}
+	for _, r := range o.fd.Refs {
+		if r.Kind == refArg {
+			d.sites[argSiteText{r.Object, r.Name, r.Def}]--
+		}
+	}
+	for k, v := range fb.flow {
+		if !slices.Equal(v, o.flow[k]) {
+			d.scopes[k.scope] = true
+		}
+	}
+	for k := range o.flow {
+		if _, ok := fb.flow[k]; !ok {
+			d.scopes[k.scope] = true
+		}
+	}
+	for k, v := range fb.hints {
+		if !slices.Equal(v, o.hints[k]) {
+			d.scopes[k.scope] = true
+		}
+	}
+	for k := range o.hints {
+		if _, ok := fb.hints[k]; !ok {
+			d.scopes[k.scope] = true
+		}
+	}
+	for k := range fb.locals {
+		if !o.locals[k] {
+			d.scopes[k.parent] = true
+		}
+	}
+	for k := range o.locals {
+		if !fb.locals[k] {
+			d.scopes[k.parent] = true
+		}
+	}
+	return d
+}
+
+// matters reports that site r of fb (either version) may be evaluated
+// differently in the other version.
+func (d *argDiff) matters(fb *fileBuild, r refRec) bool {
+	if d.sites[argSiteText{r.Object, r.Name, r.Def}] != 0 || d.scopes[-1] {
+		return true
+	}
+	for s := r.Def; s >= 0; s = fb.fd.Defs[s].Parent {
+		if d.scopes[s] {
+			return true
+		}
+	}
+	return false
 }
