@@ -51,6 +51,7 @@ type flowEval struct {
 	// (flow_args.go).
 	siteTargets map[argSiteKey][]string
 	sitesOf     map[string][]argSite // fb's callers in other files by callee name
+	aliases     map[string][]string  // fb's module-level variables by the name they are assigned
 	// stack, low, partial and partialAt handle cycles (see enter).
 	stack     []flowBusy
 	low       int

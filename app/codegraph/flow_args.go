@@ -61,13 +61,19 @@ func (b *builder) argIndex() *pyArgIndex {
 		return &pyArgIndex{} // not inside a build
 	}
 	x.once.Do(func() {
-		// Only callees named like a Python definition of the project can
-		// reach one: print(x), s.join(x) and the like are left out.
+		// Only callees named like a Python definition of the project (or
+		// a module-level variable, which can hold one) can reach one:
+		// print(x), s.join(x) and the like are left out.
 		defNames := map[string]bool{}
 		for _, fb := range b.ordered {
 			if fb.lang != nil && fb.lang.family == "python" {
 				for _, d := range fb.fd.Defs {
 					defNames[d.Name] = true
+				}
+				for k := range fb.flow {
+					if k.scope < 0 && !k.attr {
+						defNames[k.name] = true
+					}
 				}
 			}
 		}
@@ -106,6 +112,9 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 	if d.Name == "__init__" && d.Parent >= 0 && fb.fd.Defs[d.Parent].Kind == KindClass {
 		names = append(names, fb.fd.Defs[d.Parent].Name) // C(x) runs C.__init__
 	}
+	if d.Parent < 0 {
+		names = append(names, fe.moduleAliases()[d.Name]...) // make = c_make or py_make
+	}
 	var out []flowVal
 	for _, n := range names {
 		for _, s := range fe.argSites(n) {
@@ -124,6 +133,30 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 		}
 	}
 	return out
+}
+
+// moduleAliases maps each name of fe.fb to the module-level variables of
+// fe.fb assigned it (make_scanner = c_make_scanner or py_make_scanner),
+// built once per evaluation.
+func (fe *flowEval) moduleAliases() map[string][]string {
+	if fe.aliases != nil {
+		return fe.aliases
+	}
+	fe.aliases = map[string][]string{}
+	for k, ss := range fe.fb.flow {
+		if k.scope >= 0 || k.attr {
+			continue
+		}
+		for _, src := range ss {
+			if src.scope < 0 && !src.call && src.mode == flowPlain && isDottedIdent(src.expr) && !strings.Contains(src.expr, ".") && !slices.Contains(fe.aliases[src.expr], k.name) {
+				fe.aliases[src.expr] = append(fe.aliases[src.expr], k.name)
+			}
+		}
+	}
+	for _, v := range fe.aliases {
+		slices.Sort(v) // map order: the same list every run
+	}
+	return fe.aliases
 }
 
 // argSites returns the argument sites of callee name in the files

@@ -97,6 +97,37 @@ class Image(Message):
 def encode_base64(msg):
     msg['b'] = 1
 `,
+	// A function called through a module-level alias (json's scanner).
+	"pkg/scanner.py": `
+try:
+    from _fast import make_scanner as c_make_scanner
+except ImportError:
+    c_make_scanner = None
+
+
+def py_make_scanner(context):
+    parse_object = context.parse_object
+
+    def _scan_once(s):
+        return parse_object(s, _scan_once)
+    return _scan_once
+
+
+make_scanner = c_make_scanner or py_make_scanner
+`,
+	"pkg/decoder.py": `
+from pkg import scanner
+
+
+def JSONObject(s, scan_once):
+    return scan_once(s)
+
+
+class JSONDecoder:
+    def __init__(self):
+        self.parse_object = JSONObject
+        self.scan_once = scanner.make_scanner(self)
+`,
 	// Calls relay with its own parameter (one hop only: no values) and
 	// a same-named flatten on an unrelated class (not imported: nothing).
 	"pkg/user.py": `
@@ -125,7 +156,8 @@ def other():
 // other files, with exact edges: msg of Generator.flatten is message.py's
 // self (a Message), and so is msg of every method flatten passes it on to
 // (also after msg = msg or EMPTY); a constructor's parameter stored in an
-// attribute; a function called through a module; a caller's own
+// attribute; a function called through a module or a module-level alias
+// (make_scanner = c_make_scanner or py_make_scanner); a caller's own
 // parameter gives nothing (one hop), nor a call through a variable.
 func TestPythonCrossFileArgs(t *testing.T) {
 	g := openT(t, writeTree(t, crossArgFixture), Options{NoCache: true}).Graph()
@@ -139,6 +171,11 @@ func TestPythonCrossFileArgs(t *testing.T) {
 	exactEdges(t, g, "pkg.generator.Generator.head", EdgeCalls, "pkg.message.Message.get")
 	exactEdges(t, g, "pkg.iterators.walk_all", EdgeCalls, "pkg.message.Message.payload")
 	exactEdges(t, g, "pkg.iterators.relay", EdgeCalls)
+	// context of py_make_scanner is decoder.py's self, passed through the
+	// alias make_scanner; its parse_object is JSONObject, which calls the
+	// _scan_once it is passed back.
+	exactEdges(t, g, "pkg.scanner.py_make_scanner._scan_once", EdgeCalls, "pkg.decoder.JSONObject")
+	exactEdges(t, g, "pkg.decoder.JSONObject", EdgeCalls, "pkg.scanner.py_make_scanner._scan_once")
 	// Calls through a variable in another file are not read (an edit
 	// adding one would have to re-resolve every file the caller imports):
 	// msg['b'] = 1 runs nothing known.
