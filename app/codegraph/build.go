@@ -220,7 +220,7 @@ type builder struct {
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 
-	pyArgs *pyArgIndex // Python argument sites by callee name, one per build (flow_args.go)
+	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -282,12 +282,12 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	ordered := b.orderedFiles(sameFiles, changed) // update_build.go
-	b.pyArgs = &pyArgIndex{}
 	if structural || b.nodeByID == nil {
 		b.tables(ordered)
 	} else {
 		b.patchTables(old, changed)
 	}
+	b.pyArgs = b.nextArgIndex(old, changed, structural) // flow_args.go
 	affected := changed
 	switch {
 	case structural && sameFiles:

@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -25,14 +26,16 @@ import (
 type pyArgIndex struct {
 	once  sync.Once
 	sites map[string][]argSite // callee's last name → sites, by path then position
+	names map[string]bool      // the callee names kept (see argIndex)
 }
 
 // argSite is one refArg record: file and index into its references, and
-// the project files that file imports (only they can be the callee's).
+// the paths of the project files that file imports (only they can be the
+// callee's; paths, as an update replaces the objects of changed files).
 type argSite struct {
 	fb      *fileBuild
 	ref     int32
-	imports []*fileBuild
+	imports []string
 }
 
 // key identifies the site (siteTargets).
@@ -78,28 +81,75 @@ func (b *builder) argIndex() *pyArgIndex {
 			}
 		}
 		x.sites = map[string][]argSite{}
+		x.names = defNames
 		for _, fb := range b.ordered {
-			if fb.lang == nil || fb.lang.family != "python" {
-				continue
+			x.add(b, fb)
+		}
+	})
+	return x
+}
+
+// add appends fb's argument sites to their lists.
+func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
+	if fb.lang == nil || fb.lang.family != "python" {
+		return
+	}
+	var imps []string
+	for i, r := range fb.fd.Refs {
+		if r.Kind != refArg {
+			continue
+		}
+		_, name := calleeName(r.Object)
+		if !x.names[name] {
+			continue
+		}
+		if imps == nil {
+			for _, t := range b.flowDependents(fb) {
+				imps = append(imps, t.fd.Path)
 			}
-			var imps []*fileBuild
-			for i, r := range fb.fd.Refs {
+			if imps == nil {
+				return // imports no project file: no site can reach one
+			}
+		}
+		s := argSite{fb, int32(i), imps}
+		l := x.sites[name]
+		// By path, then position (as a fresh index lists them).
+		at := sort.Search(len(l), func(j int) bool {
+			return l[j].fb.fd.Path > fb.fd.Path || l[j].fb.fd.Path == fb.fd.Path && l[j].ref > s.ref
+		})
+		x.sites[name] = slices.Insert(l, at, s)
+	}
+}
+
+// nextArgIndex returns the argument index of a new build: a fresh one
+// (built on first use) when the build is structural, else the previous
+// one with the changed files' sites replaced (the other files' sites and
+// imports are the same: no interface changed).
+func (b *builder) nextArgIndex(old map[string]*fileBuild, changed []*fileBuild, structural bool) *pyArgIndex {
+	x := b.pyArgs
+	if structural || x == nil || x.sites == nil {
+		return &pyArgIndex{}
+	}
+	for _, fb := range changed {
+		o := old[fb.fd.Path]
+		if o == nil {
+			return &pyArgIndex{}
+		}
+		if o.lang != nil && o.lang.family == "python" {
+			done := map[string]bool{}
+			for _, r := range o.fd.Refs {
 				if r.Kind != refArg {
 					continue
 				}
 				_, name := calleeName(r.Object)
-				if !defNames[name] {
-					continue
+				if l, ok := x.sites[name]; ok && !done[name] {
+					done[name] = true
+					x.sites[name] = slices.DeleteFunc(l, func(s argSite) bool { return s.fb == o })
 				}
-				if imps == nil {
-					if imps = b.flowDependents(fb); imps == nil {
-						break // imports no project file: no site can reach one
-					}
-				}
-				x.sites[name] = append(x.sites[name], argSite{fb, int32(i), imps})
 			}
 		}
-	})
+		x.add(b, fb)
+	}
 	return x
 }
 
@@ -168,8 +218,9 @@ func (fe *flowEval) argSites(name string) []argSite {
 	fe.fb.askArgs(name)
 	var out []argSite
 	idx := fe.b.argIndex()
+	p := fe.fb.fd.Path
 	for _, s := range idx.sites[name] {
-		if s.fb != fe.fb && slices.Contains(s.imports, fe.fb) {
+		if s.fb.fd.Path != p && slices.Contains(s.imports, p) {
 			out = append(out, s)
 		}
 	}

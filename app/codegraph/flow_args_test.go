@@ -215,26 +215,27 @@ def main():
 	p := openT(t, root, Options{NoCache: true})
 	exactEdges(t, p.Graph(), "lib.show", EdgeCalls, "app.Page.render")
 	edits := []struct {
-		from, to string
-		want     []string
+		file, from, to string
+		want           []string
 	}{
-		{"show(p)", "show(c)", []string{"app.Card.render"}},              // another argument
-		{"c = Card()", "c = Page()", []string{"app.Page.render"}},        // what the argument holds (a body edit)
-		{"show(c)", "show(p, c)", []string{"app.Page.render"}},           // one more argument, same first
-		{"show(p, c)", "print(p)", nil},                                  // no call left
-		{"print(p)", "show(item=c)", []string{"app.Page.render"}},        // by keyword
-		{"c = Page()", "c = Card()", []string{"app.Card.render"}},        // body edit again
-		{"from lib import show", "import lib\nshow = print", []string{}}, // no longer imports lib's show
-		{"import lib\nshow = print", "from lib import show", []string{"app.Card.render"}},
+		{"app.py", "show(p)", "show(c)", []string{"app.Card.render"}},              // another argument
+		{"app.py", "c = Card()", "c = Page()", []string{"app.Page.render"}},        // what the argument holds (a body edit)
+		{"app.py", "show(c)", "show(p, c)", []string{"app.Page.render"}},           // one more argument, same first
+		{"app.py", "show(p, c)", "print(p)", nil},                                  // no call left
+		{"app.py", "print(p)", "show(item=c)", []string{"app.Page.render"}},        // by keyword
+		{"lib.py", "item.render()", "item.render(1)", []string{"app.Page.render"}}, // the callee's own body edit
+		{"app.py", "c = Page()", "c = Card()", []string{"app.Card.render"}},        // body edit again
+		{"app.py", "from lib import show", "import lib\nshow = print", []string{}}, // no longer imports lib's show
+		{"app.py", "import lib\nshow = print", "from lib import show", []string{"app.Card.render"}},
 	}
 	for i, e := range edits {
-		path := filepath.Join(root, "app.py")
+		path := filepath.Join(root, e.file)
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(src), e.from) {
-			t.Fatalf("edit %d: %q not in app.py", i, e.from)
+			t.Fatalf("edit %d: %q not in %s", i, e.from, e.file)
 		}
 		if err := os.WriteFile(path, []byte(strings.Replace(string(src), e.from, e.to, 1)), 0o644); err != nil {
 			t.Fatal(err)
@@ -249,4 +250,23 @@ def main():
 			t.Errorf("edit %d: updated graph differs from a fresh index:\n got %v\nwant %v", i, got, want)
 		}
 	}
+	// A body edit that changes no argument site nor its scope's
+	// assignments keeps the one-file fast path (no other file resolved).
+	path := filepath.Join(root, "app.py")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(src), "return 1", "return 3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fast := p.b.fastBuilds
+	g, err := p.UpdateFiles(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.b.fastBuilds != fast+1 {
+		t.Errorf("a body edit away from the argument sites was not patched in (fast builds %d → %d)", fast, p.b.fastBuilds)
+	}
+	exactEdges(t, g, "lib.show", EdgeCalls, "app.Card.render")
 }
