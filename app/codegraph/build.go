@@ -287,7 +287,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	} else {
 		b.patchTables(old, changed)
 	}
-	b.pyArgs = b.nextArgIndex(old, changed, structural) // flow_args.go
+	b.pyArgs = b.nextArgIndex(old, changed, sameFiles) // flow_args.go
 	affected := changed
 	switch {
 	case structural && sameFiles:

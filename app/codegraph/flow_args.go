@@ -21,12 +21,15 @@ import (
 // file A with call sites of those names (or changed one that had them)
 // re-resolves B too (argDependents).
 
-// pyArgIndex lists the Python argument sites of a build by callee name,
-// built on first use (builder.pyArgs, one per build).
+// pyArgIndex lists the Python argument sites of the project by callee
+// name: built on first use, then kept and patched by updates that keep the
+// same files (builder.pyArgs, nextArgIndex).
 type pyArgIndex struct {
 	once  sync.Once
 	sites map[string][]argSite // callee's last name → sites, by path then position
-	names map[string]bool      // the callee names kept (see argIndex)
+	// imported holds the paths some file with sites imports (the files
+	// that can have callers elsewhere; a superset after updates).
+	imported map[string]bool
 }
 
 // argSite is one refArg record: file and index into its references, and
@@ -64,24 +67,8 @@ func (b *builder) argIndex() *pyArgIndex {
 		return &pyArgIndex{} // not inside a build
 	}
 	x.once.Do(func() {
-		// Only callees named like a Python definition of the project (or
-		// a module-level variable, which can hold one) can reach one:
-		// print(x), s.join(x) and the like are left out.
-		defNames := map[string]bool{}
-		for _, fb := range b.ordered {
-			if fb.lang != nil && fb.lang.family == "python" {
-				for _, d := range fb.fd.Defs {
-					defNames[d.Name] = true
-				}
-				for k := range fb.flow {
-					if k.scope < 0 && !k.attr {
-						defNames[k.name] = true
-					}
-				}
-			}
-		}
 		x.sites = map[string][]argSite{}
-		x.names = defNames
+		x.imported = map[string]bool{}
 		for _, fb := range b.ordered {
 			x.add(b, fb)
 		}
@@ -100,12 +87,10 @@ func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
 			continue
 		}
 		_, name := calleeName(r.Object)
-		if !x.names[name] {
-			continue
-		}
 		if imps == nil {
 			for _, t := range b.flowDependents(fb) {
 				imps = append(imps, t.fd.Path)
+				x.imported[t.fd.Path] = true
 			}
 			if imps == nil {
 				return // imports no project file: no site can reach one
@@ -122,12 +107,13 @@ func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
 }
 
 // nextArgIndex returns the argument index of a new build: a fresh one
-// (built on first use) when the build is structural, else the previous
-// one with the changed files' sites replaced (the other files' sites and
-// imports are the same: no interface changed).
-func (b *builder) nextArgIndex(old map[string]*fileBuild, changed []*fileBuild, structural bool) *pyArgIndex {
+// (built on first use) when files came or went, else the previous one with
+// the changed files' sites replaced (the other files' sites are the same,
+// and so are the files their imports name: the same files are named by the
+// same modules).
+func (b *builder) nextArgIndex(old map[string]*fileBuild, changed []*fileBuild, sameFiles bool) *pyArgIndex {
 	x := b.pyArgs
-	if structural || x == nil || x.sites == nil {
+	if !sameFiles || x == nil || x.sites == nil {
 		return &pyArgIndex{}
 	}
 	for _, fb := range changed {
@@ -219,6 +205,9 @@ func (fe *flowEval) argSites(name string) []argSite {
 	var out []argSite
 	idx := fe.b.argIndex()
 	p := fe.fb.fd.Path
+	if !idx.imported[p] {
+		return nil // no file with call sites imports fe.fb
+	}
 	for _, s := range idx.sites[name] {
 		if s.fb.fd.Path != p && slices.Contains(s.imports, p) {
 			out = append(out, s)
@@ -269,7 +258,18 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 					cls = c
 				}
 			}
-			if slices.Contains(fe.b.dispatchTargets(cls, t), fid) {
+			// fid overrides t: a method of the same name in a subclass of
+			// cls (what dispatchTargets lists, without listing them all).
+			fn := fe.b.nodeByID[fid]
+			if fn == nil || fn.Kind != KindMethod || fn.Name != n.Name || fn.Parent == cls {
+				continue
+			}
+			found := false
+			fe.b.walkMRO(fn.Parent, func(c string) bool {
+				found = c == cls
+				return !found
+			})
+			if found {
 				return true
 			}
 		}
