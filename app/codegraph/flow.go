@@ -52,6 +52,9 @@ type flowEval struct {
 	siteTargets map[argSiteKey][]string
 	sitesOf     map[string][]argSite // fb's callers in other files by callee name
 	aliases     map[string][]string  // fb's module-level variables by the name they are assigned
+	// classImports: per class, the definitions imported into its body by
+	// local name (flow_args.go).
+	classImports map[defLocation]map[string]string
 	// stack, low, partial and partialAt handle cycles (see enter).
 	stack     []flowBusy
 	low       int
@@ -408,6 +411,10 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		}
 		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
 			out = fe.srcs(loc.fb, ss, depth)
+			return false
+		}
+		if id, ok := fe.classImport(loc.fb, loc.idx, name); ok {
+			out = []flowVal{{id: id}} // class Message: from email.iterators import walk
 			return false
 		}
 		return true

@@ -415,3 +415,49 @@ func (d *argDiff) matters(fb *fileBuild, r refRec) bool {
 	}
 	return false
 }
+
+// classImport returns the definition an import in the body of class cls
+// of fb binds to name (a function imported into a class is its method).
+func (fe *flowEval) classImport(fb *fileBuild, cls int32, name string) (string, bool) {
+	if fb.lang.family != "python" || len(fb.fd.Imports) == 0 {
+		return "", false
+	}
+	k := defLocation{fb: fb, idx: cls}
+	m, ok := fe.classImports[k]
+	if !ok {
+		c := fb.fd.Defs[cls]
+		for _, im := range fb.fd.Imports {
+			local := im.Alias
+			if local == "" {
+				local = im.Name
+			}
+			if local == "" || im.Wildcard || im.Start < c.Start || im.End > c.End {
+				continue
+			}
+			// Not inside one of the class's own definitions (a method's
+			// import is local to it); they follow cls in source order.
+			inner := false
+			for j := int(cls) + 1; j < len(fb.fd.Defs) && fb.fd.Defs[j].Start < c.End; j++ {
+				if d := fb.fd.Defs[j]; d.Start <= im.Start && im.End <= d.End {
+					inner = true
+					break
+				}
+			}
+			if inner {
+				continue
+			}
+			if bd, ok := fb.scopeLookup(local); ok && bd.kind == bDef {
+				if m == nil {
+					m = map[string]string{}
+				}
+				m[local] = bd.id
+			}
+		}
+		if fe.classImports == nil {
+			fe.classImports = map[defLocation]map[string]string{}
+		}
+		fe.classImports[k] = m
+	}
+	id, ok := m[name]
+	return id, ok
+}

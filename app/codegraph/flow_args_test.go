@@ -34,6 +34,11 @@ class Message:
         from pkg import iterators
         iterators.walk_all(self)
 
+    from pkg.iterators import walk_parts
+
+    def charsets(self):
+        return [p for p in self.walk_parts()]
+
 
 class Part(Message):
     def payload(self):
@@ -81,6 +86,10 @@ def walk_all(msg):
 
 def relay(other):
     return other.payload()
+
+
+def walk_parts(self):
+    yield self
 `,
 	// A function passed as a default and called through the parameter
 	// (not read: see TestPythonCrossFileArgs).
@@ -158,7 +167,8 @@ def other():
 // (also after msg = msg or EMPTY); a constructor's parameter stored in an
 // attribute; a function called through a module or a module-level alias
 // (make_scanner = c_make_scanner or py_make_scanner); a caller's own
-// parameter gives nothing (one hop), nor a call through a variable.
+// parameter gives nothing (one hop), nor a call through a variable; a
+// function imported into a class body is the class's method.
 func TestPythonCrossFileArgs(t *testing.T) {
 	g := openT(t, writeTree(t, crossArgFixture), Options{NoCache: true}).Graph()
 	exactEdges(t, g, "pkg.generator.Generator._write", EdgeCalls, "pkg.message.Message.get", "pkg.generator.Empty.get", "pkg.generator.Generator._dispatch")
@@ -171,6 +181,8 @@ func TestPythonCrossFileArgs(t *testing.T) {
 	exactEdges(t, g, "pkg.generator.Generator.head", EdgeCalls, "pkg.message.Message.get")
 	exactEdges(t, g, "pkg.iterators.walk_all", EdgeCalls, "pkg.message.Message.payload")
 	exactEdges(t, g, "pkg.iterators.relay", EdgeCalls)
+	// A function imported into a class body is a method of the class.
+	exactEdges(t, g, "pkg.message.Message.charsets", EdgeCalls, "pkg.iterators.walk_parts")
 	// context of py_make_scanner is decoder.py's self, passed through the
 	// alias make_scanner; its parse_object is JSONObject, which calls the
 	// _scan_once it is passed back.
