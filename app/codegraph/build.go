@@ -189,6 +189,8 @@ type fileBuild struct {
 	goHintAt     map[hintKey][]hintAt // where each recorded type of a variable is assigned
 	goDisp       []Edge               // dispatches edges from this file's calls (iface_go.go)
 	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
+
+	argAsked map[string]bool // callee names whose call sites in other files its edges read (flow_args.go)
 }
 
 type nestKey struct {
@@ -243,6 +245,8 @@ type builder struct {
 	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
 	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+
+	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -309,6 +313,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	} else {
 		b.patchTables(old, changed)
 	}
+	b.pyArgs = b.nextArgIndex(old, changed, sameFiles) // flow_args.go
 	affected := changed
 	switch {
 	case structural && sameFiles:
@@ -318,6 +323,10 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	case structural:
 		affected = ordered
 	}
+	// Files whose parameters take values from call sites in the affected
+	// files (flow_args.go): resolved again, assembled from scratch.
+	argDeps := b.argDependents(affected, old)
+	affected = append(affected, argDeps...)
 	sort.Slice(affected, func(i, j int) bool { return affected[i].fd.Path < affected[j].fd.Path })
 	// Every affected file gets its fresh result before any scope is built:
 	// building one file's scope can build another's (a re-exported name),
@@ -371,7 +380,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	prevGo := b.goEdges
 	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go
 	var g *Graph
-	if !structural && sameFiles {
+	if !structural && sameFiles && len(argDeps) == 0 {
 		g = b.assemblePatch(b.last, ordered, changed, old, prevGo, env) // update_assemble.go
 	}
 	if g == nil {

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"math"
 	"slices"
 	"strings"
 )
@@ -49,6 +50,19 @@ type flowEval struct {
 	// partners: Python classes fb combines at run time with
 	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
 	partners map[string][]pyPartner
+	// siteTargets memoises what call sites of other files are bound to
+	// (flow_args.go).
+	siteTargets map[argSiteKey][]string
+	sitesOf     map[string][]argSite // fb's callers in other files by callee name
+	aliases     map[string][]string  // fb's module-level variables by the name they are assigned
+	// classImports: per class, the definitions imported into its body by
+	// local name (flow_args.go).
+	classImports map[defLocation]map[string]string
+	// stack, low, partial and partialAt handle cycles (see enter).
+	stack     []flowBusy
+	low       int
+	partial   []flowBusy
+	partialAt int
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -81,19 +95,25 @@ type paramCutKey struct {
 const maxFlowDepth = 10
 
 func newFlowEval(b *builder, fb *fileBuild) *flowEval {
-	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}}
+	fb.argAsked = nil // filled again as fb is resolved (flow_args.go)
+	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}, low: math.MaxInt, partialAt: math.MaxInt}
 }
 
 // src evaluates one flow source.
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
 	if v, ok := fe.memo[mk]; ok {
+		if v != nil && len(v) == 0 {
+			fe.hitBusy(flowBusy{mk: mk}) // a cycle: nothing more from here
+			return nil
+		}
 		return v
 	}
 	if v, ok := fe.cutMemo[flowCutKey{mk, depth}]; ok {
 		return v
 	}
-	fe.memo[mk] = nil // a cycle evaluates to nothing more
+	fe.memo[mk] = []flowVal{} // in progress
+	lvl, low := fe.enter(flowBusy{mk: mk})
 	cuts := fe.cuts
 	var out []flowVal
 	if s.mode >= flowNth {
@@ -110,6 +130,14 @@ func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
 		out = fe.elemsOf(out, false, depth+1)
 	case flowNest:
 		out = asNested(out) // flow_python_containers.go
+	}
+	if len(out) == 0 {
+		out = nil // an empty non-nil slice marks an evaluation in progress
+	}
+	if fe.leave(lvl, low) {
+		fe.memo[mk] = out
+		fe.partial = append(fe.partial, flowBusy{mk: mk})
+		return out
 	}
 	if fe.cuts != cuts {
 		// Cut short by the depth bound: seen from a shallower start the
@@ -318,7 +346,13 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			return out
 		}
 		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
-			return fe.srcs(fb, ss, depth)
+			out := fe.srcs(fb, ss, depth)
+			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+				// A parameter assigned in the body (msg = deepcopy(msg)):
+				// also what the calls pass.
+				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+			}
+			return out
 		}
 		if d < 0 {
 			break
@@ -384,6 +418,10 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		}
 		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
 			out = fe.srcs(loc.fb, ss, depth)
+			return false
+		}
+		if id, ok := fe.classImport(loc.fb, loc.idx, name); ok {
+			out = []flowVal{{id: id}} // class Message: from email.iterators import walk
 			return false
 		}
 		found = false

@@ -96,8 +96,19 @@ func (b *builder) flowDependents(fb *fileBuild) []*fileBuild {
 	}
 	var out []*fileBuild
 	for _, im := range fb.fd.Imports {
-		if _, ts := b.lookupModule(fb, im.Module); len(ts) > 0 && ts[0] != fb {
+		if _, ts := b.lookupModule(fb, im.Module); len(ts) > 0 && ts[0] != fb && !slices.Contains(out, ts[0]) {
 			out = append(out, ts[0])
+		}
+		if fb.lang.family == "python" && im.Name != "" && !im.Wildcard {
+			// from pkg import mod: the module mod (its calls are in
+			// the argument sites mod's parameters read, flow_args.go).
+			sub := im.Module + "." + im.Name
+			if strings.HasSuffix(im.Module, ".") {
+				sub = im.Module + im.Name
+			}
+			if _, ts := b.lookupModule(fb, sub); len(ts) > 0 && ts[0] != fb && !slices.Contains(out, ts[0]) {
+				out = append(out, ts[0])
+			}
 		}
 	}
 	return out
@@ -528,6 +539,10 @@ func topLevelColon(p string) int {
 func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
 	k := hintKey{scope: f, name: name}
 	if v, ok := fe.params[k]; ok {
+		if v != nil && len(v) == 0 {
+			fe.hitBusy(flowBusy{pk: k, param: true}) // a cycle (see enter)
+			return nil
+		}
 		return v
 	}
 	if v, ok := fe.cutParams[paramCutKey{k, depth}]; ok {
@@ -536,7 +551,8 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 	if fe.params == nil {
 		fe.params = map[hintKey][]flowVal{}
 	}
-	fe.params[k] = nil
+	fe.params[k] = []flowVal{} // in progress
+	lvl, low := fe.enter(flowBusy{pk: k, param: true})
 	cuts := fe.cuts
 	if fe.calledWith == nil {
 		fe.calledWith = map[string][]refRec{}
@@ -556,6 +572,9 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 				obj, cname = r.Object[:i], r.Object[i+1:]
 			}
 			if !defNames[cname] {
+				if obj == "" && fb.lang.family == "python" && localName(fb, cname, r.Def) {
+					later = append(later, r) // meth(msg) with meth = getattr(self, …)
+				}
 				continue
 			}
 			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
@@ -599,6 +618,15 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
 			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
 		}
+		out = addVals(out, fe.crossParamValues(fb, f, name, depth)...) // flow_args.go
+	}
+	if len(out) == 0 {
+		out = nil // an empty non-nil slice marks an evaluation in progress
+	}
+	if fe.leave(lvl, low) {
+		fe.params[k] = out
+		fe.partial = append(fe.partial, flowBusy{pk: k, param: true})
+		return out
 	}
 	if fe.cuts != cuts {
 		delete(fe.params, k) // cut short by the depth bound: kept for this depth only
@@ -659,4 +687,15 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 			fe.calledWith[c] = append(fe.calledWith[c], r)
 		}
 	}
+}
+
+// localName reports that name is bound in def or a function around it
+// (not at module level).
+func localName(fb *fileBuild, name string, def int32) bool {
+	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
+		if fb.locals[nestKey{d, name}] {
+			return true
+		}
+	}
+	return false
 }

@@ -25,30 +25,58 @@ func (l refList) Len() int { return int(l.n) }
 // All yields every reference in order, with its index.
 func (l refList) All() iter.Seq2[int, refRec] {
 	return func(yield func(int, refRec) bool) {
-		d := l.data
-		var line int32
+		var c refCursor
 		for i := 0; i < int(l.n); i++ {
-			var r refRec
-			r.Kind = refKind(d[0])
-			d = d[1:]
-			v, k := uvarint(d)
-			r.Name = l.strs[v]
-			d = d[k:]
-			v, k = uvarint(d)
-			r.Object = l.strs[v]
-			d = d[k:]
-			v, k = uvarint(d)
-			r.Def = int32(v) - 1
-			d = d[k:]
-			v, k = uvarint(d)
-			line += int32(uint32(v>>1) ^ -uint32(v&1)) // zig-zag
-			r.Line = line
-			d = d[k:]
+			r, next := l.at(c)
 			if !yield(i, r) {
 				return
 			}
+			c = next
 		}
 	}
+}
+
+// refCursor is where one packed reference starts: its byte offset and the
+// line of the reference before it (lines are stored as deltas). An index
+// that keeps a few references of many files (flow_args.go) keeps cursors
+// and decodes one reference with at, instead of unpacking whole lists.
+type refCursor struct {
+	off, prevLine int32
+}
+
+// Cursors yields every reference in order with its index and cursor.
+func (l refList) Cursors() iter.Seq2[refCursor, refRec] {
+	return func(yield func(refCursor, refRec) bool) {
+		var c refCursor
+		for i := 0; i < int(l.n); i++ {
+			r, next := l.at(c)
+			if !yield(c, r) {
+				return
+			}
+			c = next
+		}
+	}
+}
+
+// at decodes the reference at c and returns it with the cursor of the next.
+func (l refList) at(c refCursor) (refRec, refCursor) {
+	d := l.data[c.off:]
+	var r refRec
+	r.Kind = refKind(d[0])
+	k0 := 1
+	v, k := uvarint(d[k0:])
+	r.Name = l.strs[v]
+	k0 += k
+	v, k = uvarint(d[k0:])
+	r.Object = l.strs[v]
+	k0 += k
+	v, k = uvarint(d[k0:])
+	r.Def = int32(v) - 1
+	k0 += k
+	v, k = uvarint(d[k0:])
+	r.Line = c.prevLine + int32(uint32(v>>1)^-uint32(v&1)) // zig-zag
+	k0 += k
+	return r, refCursor{off: c.off + int32(k0), prevLine: r.Line}
 }
 
 // Unpack returns the references as a slice (tests and rewrites).

@@ -46,6 +46,20 @@ func TestRefListRoundTrip(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("loop ran %d times, want 3", n)
 	}
+	// A cursor kept from Cursors decodes that one reference again, out of
+	// order (argument sites keep cursors: flow_args.go).
+	var curs []refCursor
+	for c := range l.Cursors() {
+		curs = append(curs, c)
+	}
+	if len(curs) != len(in) {
+		t.Fatalf("Cursors yields %d, want %d", len(curs), len(in))
+	}
+	for _, i := range []int{len(in) - 1, 0, 299, 300, 17} {
+		if r, _ := l.at(curs[i]); r != in[i] {
+			t.Fatalf("at(cursor %d) = %+v, want %+v", i, r, in[i])
+		}
+	}
 	if (refList{}).Len() != 0 || packRefs(nil).Unpack() != nil {
 		t.Fatal("empty list is not empty")
 	}
