@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -281,4 +282,27 @@ def main():
 		t.Errorf("a body edit away from the argument sites was not patched in (fast builds %d → %d)", fast, p.b.fastBuilds)
 	}
 	exactEdges(t, g, "lib.show", EdgeCalls, "app.Card.render")
+}
+
+// TestPythonParamCalledInsideSibling runs on Debian's argparse.py (the
+// shape is hard to cut down without losing it): _parse_known_args' nested
+// take_action(action, …) calls action(self, …), and its sibling
+// consume_optional passes the parser's registered actions. Collecting a
+// file's calls once used local-variable callees to bind more calls, and a
+// parameter among them was read while the calls were still being collected,
+// which kept its values empty for good: take_action lost every action
+// class's __call__ (argparse recall 0.892 -> 0.819 when py-args met
+// py-shapes).
+func TestPythonParamCalledInsideSibling(t *testing.T) {
+	src, err := os.ReadFile("/usr/lib/python3.11/argparse.py")
+	if err != nil {
+		t.Skipf("Debian's Python 3.11 standard library is not installed (make deps installs it): %v", err)
+	}
+	g := openT(t, writeTree(t, map[string]string{"argparse.py": string(src)}), Options{NoCache: true}).Graph()
+	got := outEdges(t, g, "argparse.ArgumentParser._parse_known_args.take_action", EdgeDispatches)
+	for _, want := range []string{"argparse._StoreAction.__call__", "argparse._HelpAction.__call__", "argparse._SubParsersAction.__call__"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("take_action dispatches to %v, want %s among them", got, want)
+		}
+	}
 }

@@ -689,12 +689,16 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 	}
 }
 
-// localName reports that name is bound in def or a function around it
-// (not at module level).
+// localName reports that name is a variable assigned in def or a function
+// around it (not at module level), and not a parameter of that function: a
+// parameter's values come from the calls paramValues is still collecting
+// when it asks, so reading them then would keep what is known so far
+// (argparse's take_action(action, …) calling action(…) lost every action
+// class's __call__ that way).
 func localName(fb *fileBuild, name string, def int32) bool {
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
 		if fb.locals[nestKey{d, name}] {
-			return true
+			return fb.facts == nil || !slices.Contains(fb.facts.params[d], name)
 		}
 	}
 	return false
