@@ -70,7 +70,11 @@ func TestCancelledOpenKeepsPreviousProject(t *testing.T) {
 	if err := os.MkdirAll(broken, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.OpenProject(broken)
+	// On the UI goroutine, as a menu would: the failure (queued there by the
+	// indexing goroutine, at once here) must not run between OpenProject's
+	// check and its "Indexing…" status (it did, from the test goroutine, on
+	// a loaded CI machine: the status was left over).
+	runOnUI(w, func() { w.OpenProject(broken) })
 	waitFor(t, "the failure", func() bool { return !w.indexing && w.lastErr != "" })
 	if !strings.Contains(w.lastErr, "permission denied") {
 		t.Errorf("error %q", w.lastErr)

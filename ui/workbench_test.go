@@ -84,6 +84,15 @@ func serialUI(t *testing.T) func(func()) {
 	}
 }
 
+// runOnUI runs f on the workbench's UI goroutine (the serial queue in
+// tests) and waits for it: what the app does on that goroutine must not
+// race with the work it queues there.
+func runOnUI(w *Workbench, f func()) {
+	done := make(chan struct{})
+	w.uiDo(func() { f(); close(done) })
+	<-done
+}
+
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -710,11 +719,7 @@ func TestEditingPreparesUpdates(t *testing.T) {
 	openSample(t, w, project)
 	// Taps run on the UI goroutine: the code pane's highlighting arrives
 	// there too, and both touch the pane's renderer.
-	onUI := func(f func()) {
-		done := make(chan struct{})
-		w.uiDo(func() { f(); close(done) })
-		<-done
-	}
+	onUI := func(f func()) { runOnUI(w, f) }
 	file := viewNodeByLabel(t, w, "pricing.py").ID
 	drawn := false
 	onUI(func() {
