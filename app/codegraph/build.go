@@ -176,6 +176,7 @@ type fileBuild struct {
 	flow     map[hintKey][]flowSrc // value flow into names (flow.go)
 	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
+	inherits []nestKey // base classes named by each class (refInherit: Def, Name), in reference order
 
 	scope      map[string]binding // what the file's imports bind; shadows topScope (see scopeLookup)
 	topScope   map[string]string  // its module's top-level definitions (the builder's table, shared, never written)

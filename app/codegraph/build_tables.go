@@ -82,7 +82,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
+	fb.inherits = nil
 	for _, r := range fd.Refs.All() {
+		if r.Kind == refInherit {
+			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
+		}
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
 			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
