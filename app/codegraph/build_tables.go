@@ -82,8 +82,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
+	rb := b.decodeRefs(fd.Refs)
+	defer b.putRefs(rb)
+	refs := rb.rs
 	fb.inherits = nil
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind == refInherit {
 			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
 		}
@@ -101,7 +104,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	for _, im := range fd.Imports {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
-	fillFlow(fb, hs)
+	fillFlow(fb, refs, hs)
 	fb.iface = h.Sum64()
 	for _, ev := range fd.Env {
 		src := fb.fileID
@@ -117,7 +120,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	}
 	// Variable types from constructor assignments and annotations; names
 	// bound locally (they shadow module-level definitions).
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind == refLocal {
 			if fb.locals == nil {
 				fb.locals = map[nestKey]bool{}

@@ -51,12 +51,12 @@ func flowFamily(l *language) bool {
 
 // fillFlow builds fb's flow table from its refValue and refAssign records
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 	if !flowFamily(fb.lang) {
 		return
 	}
 	fd := fb.fd
-	fillFacts(fb, hs)
+	fillFacts(fb, refs, hs)
 	if fb.lang.family == "js" {
 		fillJSDoc(fb, hs)
 	}
@@ -64,8 +64,8 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 	var locals map[nestKey]bool
 	var copies map[pyStoreKey]string
 	if fb.lang.family == "python" {
-		marks, locals = pyFlowMarks(fd)
-		copies = pyCopies(fd)
+		marks, locals = pyFlowMarks(refs)
+		copies = pyCopies(refs)
 	}
 	for _, r := range fd.Refs.All() {
 		var src flowSrc
@@ -114,7 +114,7 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 		}
 	}
 	if marks != nil {
-		pyClassAttrStores(fb, hs) // C.x = v at module level (flow_python_classes.go)
+		pyClassAttrStores(fb, refs, hs) // C.x = v at module level (flow_python_classes.go)
 	}
 }
 
@@ -154,7 +154,7 @@ type decoratorAt struct {
 
 // fillFacts records parameter uses and decorators (hashed into the
 // interface: call sites in other files read them).
-func fillFacts(fb *fileBuild, hs func(...string)) {
+func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 	fd := fb.fd
 	ff := &flowFacts{params: map[int32][]string{}, uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
 	for i, d := range fd.Defs {
@@ -167,7 +167,7 @@ func fillFacts(fb *fileBuild, hs func(...string)) {
 			}
 		}
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		switch r.Kind {
 		case refDecorator:
 			if r.Def < 0 {

@@ -270,12 +270,12 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 // a subscript store x[k] = v (an "=" and a "[" on x: keyed by x).
 // It also returns the names bound in each definition (fb.locals is filled
 // after the flow table).
-func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
+func pyFlowMarks(refs []refRec) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 	var marks map[pyStoreKey]flowMode
 	var subs map[pyStoreKey]bool
 	locals := map[nestKey]bool{}
 	stores := false
-	for _, o := range fd.Refs.All() {
+	for _, o := range refs {
 		if o.Kind == refLocal {
 			locals[nestKey{o.Def, o.Name}] = true
 		}
@@ -298,7 +298,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 		}
 	}
 	if stores && subs != nil {
-		for _, o := range fd.Refs.All() {
+		for _, o := range refs {
 			if o.Kind == refImplicit && o.Name == "=" && subs[pyStoreKey{o.Object, o.Line, o.Def}] {
 				if marks == nil {
 					marks = map[pyStoreKey]flowMode{}
