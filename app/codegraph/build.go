@@ -245,7 +245,7 @@ type builder struct {
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
 	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
-	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+	walks   sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
 	refBufs sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
