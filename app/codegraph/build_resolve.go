@@ -17,10 +17,17 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	fd := fb.fd
 	family := fb.lang.family
 	var fe *flowEval
+	refs := fd.Refs.All()
 	if !inherits && flowFamily(fb.lang) {
 		fe = newFlowEval(b, fb)
+		// The flow passes loop over the file's references again (stores,
+		// arguments, partners): decoded once for all of them.
+		rb := b.decodeRefs(fd.Refs)
+		defer b.putRefs(rb)
+		fe.refs = rb.rs
+		refs = slices.All(rb.rs)
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {
 			continue
 		}

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -63,6 +64,18 @@ type flowEval struct {
 	low       int
 	partial   []flowBusy
 	partialAt int
+	// refs are fb's references decoded for this evaluation (nil outside
+	// resolveRefs); read them with refsOf.
+	refs []refRec
+}
+
+// refsOf yields fb's references: the decoded ones for the file being
+// resolved, else decoded from its packed list.
+func (fe *flowEval) refsOf(fb *fileBuild) iter.Seq2[int, refRec] {
+	if fb == fe.fb && fe.refs != nil {
+		return slices.All(fe.refs)
+	}
+	return fb.fd.Refs.All()
 }
 
 // flowSrcIn is a flow source evaluated in another file.

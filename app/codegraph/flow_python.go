@@ -113,12 +113,12 @@ func (fe *flowEval) pyStores(fb *fileBuild) {
 	fe.stores = map[refRec]bool{}
 	fe.attrStores = map[pyStoreKey]bool{}
 	subs := map[pyStoreKey]bool{}
-	for _, o := range fb.fd.Refs.All() {
+	for _, o := range fe.refsOf(fb) {
 		if o.Kind == refImplicit && o.Name == "[" {
 			subs[pyStoreKey{o.Object, o.Line, o.Def}] = true
 		}
 	}
-	for _, o := range fb.fd.Refs.All() {
+	for _, o := range fe.refsOf(fb) {
 		if o.Kind != refImplicit || (o.Name != "=" && o.Name != "del") {
 			continue
 		}

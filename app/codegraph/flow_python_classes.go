@@ -222,7 +222,7 @@ func (fe *flowEval) pyPartners() map[string][]pyPartner {
 	}
 	fe.partners = map[string][]pyPartner{}
 	fb := fe.fb
-	for _, r := range fb.fd.Refs.All() {
+	for _, r := range fe.refsOf(fb) {
 		if r.Kind != refImplicit || r.Name != "type" || !strings.HasPrefix(r.Object, "(") || !strings.HasSuffix(r.Object, ")") {
 			continue
 		}
