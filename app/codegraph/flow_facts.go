@@ -67,7 +67,7 @@ func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 		marks, locals = pyFlowMarks(refs)
 		copies = pyCopies(refs)
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		var src flowSrc
 		var k hintKey
 		var ok bool
