@@ -86,7 +86,14 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	defer b.putRefs(rb)
 	refs := rb.rs
 	fb.inherits = nil
+	var locals map[nestKey]bool // fb.locals, set once the flow table is built (fillFlow reads it nil)
 	for _, r := range refs {
+		if r.Kind == refLocal {
+			if locals == nil {
+				locals = map[nestKey]bool{}
+			}
+			locals[nestKey{r.Def, r.Name}] = true
+		}
 		if r.Kind == refInherit {
 			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
 		}
@@ -104,7 +111,8 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	for _, im := range fd.Imports {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
-	fillFlow(fb, refs, hs)
+	fillFlow(fb, refs, locals, hs)
+	fb.locals = locals
 	fb.iface = h.Sum64()
 	for _, ev := range fd.Env {
 		src := fb.fileID
@@ -122,11 +130,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	// bound locally (they shadow module-level definitions).
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			if fb.locals == nil {
-				fb.locals = map[nestKey]bool{}
-			}
-			fb.locals[nestKey{r.Def, r.Name}] = true
-			continue
+			continue // in fb.locals already
 		}
 		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
 			continue // self = str.__new__(cls, v) in __new__ is still self

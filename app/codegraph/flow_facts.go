@@ -50,8 +50,10 @@ func flowFamily(l *language) bool {
 }
 
 // fillFlow builds fb's flow table from its refValue and refAssign records
+// (refs, decoded once by fillFileBuild; locals: the names bound in each
+// definition, which fb.locals holds only after the flow table is built)
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...string)) {
 	if !flowFamily(fb.lang) {
 		return
 	}
@@ -61,10 +63,9 @@ func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 		fillJSDoc(fb, hs)
 	}
 	var marks map[pyStoreKey]flowMode
-	var locals map[nestKey]bool
 	var copies map[pyStoreKey]string
 	if fb.lang.family == "python" {
-		marks, locals = pyFlowMarks(refs)
+		marks = pyFlowMarks(refs)
 		copies = pyCopies(refs)
 	}
 	for _, r := range refs {
