@@ -4,7 +4,6 @@ package codegraph
 // project-wide name tables that references resolve against.
 
 import (
-	"hash/fnv"
 	"path"
 	"slices"
 	"strconv"
@@ -36,16 +35,13 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	fb.fileID = fileNode.ID
 	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
 	fb.nodes[0] = fileNode
-	h := fnv.New64a()
-	hs := func(parts ...string) {
-		for _, p := range parts {
-			h.Write([]byte(p))
-			h.Write([]byte{0})
-		}
-	}
+	// FNV-1a (64 bits) of the parts, each followed by a 0 byte: inline, as
+	// hash.Hash's Write made each part escape (an allocation per string).
+	h := uint64(fnvOffset64)
+	hs := func(parts ...string) { h = fnvParts(h, parts...) }
 	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
-		fb.iface = h.Sum64()
+		fb.iface = h
 		return
 	}
 	sep := fb.lang.qualSep
@@ -113,7 +109,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	}
 	fillFlow(fb, refs, locals, hs)
 	fb.locals = locals
-	fb.iface = h.Sum64()
+	fb.iface = h
 	for _, ev := range fd.Env {
 		src := fb.fileID
 		if ev.Def >= 0 {
@@ -152,6 +148,26 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
+}
+
+// FNV-1a's 64-bit parameters (hash/fnv).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnvParts continues FNV-1a hash h over each part followed by a 0 byte
+// (what hash/fnv's New64a gives for the same bytes, without its Write's
+// allocation per part).
+func fnvParts(h uint64, parts ...string) uint64 {
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			h ^= uint64(p[i])
+			h *= fnvPrime64
+		}
+		h *= fnvPrime64 // the 0 byte (xor with 0 is a no-op)
+	}
+	return h
 }
 
 // addHint records typ as a possible type of the variable k (once).
