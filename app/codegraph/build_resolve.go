@@ -11,8 +11,8 @@ import (
 // resolveRefs binds a file's references. With inherits set it handles base
 // classes only (they must be known before method lookups through bases).
 func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
-	if fb.lang == nil {
-		return
+	if fb.lang == nil || inherits && len(fb.inherits) == 0 {
+		return // (fb.inherits lists the file's refInherit records)
 	}
 	fd := fb.fd
 	family := fb.lang.family
