@@ -245,8 +245,9 @@ type builder struct {
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
 	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
-	walks   sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
-	refBufs sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
+	walks     sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+	refBufs   sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
+	flowMemos sync.Pool // *flowMemoMaps: memo tables of the last flow evaluation (flow.go)
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 }

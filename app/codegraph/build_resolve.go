@@ -20,6 +20,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	refs := fd.Refs.All()
 	if !inherits && flowFamily(fb.lang) {
 		fe = newFlowEval(b, fb)
+		defer b.releaseFlowEval(fe)
 		// The flow passes loop over the file's references again (stores,
 		// arguments, partners): decoded once for all of them.
 		rb := b.decodeRefs(fd.Refs)
