@@ -176,6 +176,7 @@ type fileBuild struct {
 	flow     map[hintKey][]flowSrc // value flow into names (flow.go)
 	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
+	inherits []nestKey // base classes named by each class (refInherit: Def, Name), in reference order
 
 	scope      map[string]binding // what the file's imports bind; shadows topScope (see scopeLookup)
 	topScope   map[string]string  // its module's top-level definitions (the builder's table, shared, never written)
@@ -244,7 +245,9 @@ type builder struct {
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
 	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
-	walks sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+	walks     sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+	refBufs   sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
+	flowMemos sync.Pool // *flowMemoMaps: memo tables of the last flow evaluation (flow.go)
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 }

@@ -11,16 +11,24 @@ import (
 // resolveRefs binds a file's references. With inherits set it handles base
 // classes only (they must be known before method lookups through bases).
 func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
-	if fb.lang == nil {
-		return
+	if fb.lang == nil || inherits && len(fb.inherits) == 0 {
+		return // (fb.inherits lists the file's refInherit records)
 	}
 	fd := fb.fd
 	family := fb.lang.family
 	var fe *flowEval
+	refs := fd.Refs.All()
 	if !inherits && flowFamily(fb.lang) {
 		fe = newFlowEval(b, fb)
+		defer b.releaseFlowEval(fe)
+		// The flow passes loop over the file's references again (stores,
+		// arguments, partners): decoded once for all of them.
+		rb := b.decodeRefs(fd.Refs)
+		defer b.putRefs(rb)
+		fe.refs = rb.rs
+		refs = slices.All(rb.rs)
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind == refAssign || r.Kind == refLocal || r.Kind == refValue || (r.Kind == refInherit) != inherits {
 			continue
 		}

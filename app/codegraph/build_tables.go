@@ -4,7 +4,6 @@ package codegraph
 // project-wide name tables that references resolve against.
 
 import (
-	"hash/fnv"
 	"path"
 	"slices"
 	"strconv"
@@ -36,16 +35,13 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	fb.fileID = fileNode.ID
 	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
 	fb.nodes[0] = fileNode
-	h := fnv.New64a()
-	hs := func(parts ...string) {
-		for _, p := range parts {
-			h.Write([]byte(p))
-			h.Write([]byte{0})
-		}
-	}
+	// FNV-1a (64 bits) of the parts, each followed by a 0 byte: inline, as
+	// hash.Hash's Write made each part escape (an allocation per string).
+	h := uint64(fnvOffset64)
+	hs := func(parts ...string) { h = fnvParts(h, parts...) }
 	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
-		fb.iface = h.Sum64()
+		fb.iface = h
 		return
 	}
 	sep := fb.lang.qualSep
@@ -82,7 +78,21 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
-	for _, r := range fd.Refs.All() {
+	rb := b.decodeRefs(fd.Refs)
+	defer b.putRefs(rb)
+	refs := rb.rs
+	fb.inherits = nil
+	var locals map[nestKey]bool // fb.locals, set once the flow table is built (fillFlow reads it nil)
+	for _, r := range refs {
+		if r.Kind == refLocal {
+			if locals == nil {
+				locals = map[nestKey]bool{}
+			}
+			locals[nestKey{r.Def, r.Name}] = true
+		}
+		if r.Kind == refInherit {
+			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
+		}
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
 			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
@@ -97,8 +107,9 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	for _, im := range fd.Imports {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
-	fillFlow(fb, hs)
-	fb.iface = h.Sum64()
+	fillFlow(fb, refs, locals, hs)
+	fb.locals = locals
+	fb.iface = h
 	for _, ev := range fd.Env {
 		src := fb.fileID
 		if ev.Def >= 0 {
@@ -113,13 +124,9 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	}
 	// Variable types from constructor assignments and annotations; names
 	// bound locally (they shadow module-level definitions).
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind == refLocal {
-			if fb.locals == nil {
-				fb.locals = map[nestKey]bool{}
-			}
-			fb.locals[nestKey{r.Def, r.Name}] = true
-			continue
+			continue // in fb.locals already
 		}
 		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
 			continue // self = str.__new__(cls, v) in __new__ is still self
@@ -141,6 +148,26 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
+}
+
+// FNV-1a's 64-bit parameters (hash/fnv).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnvParts continues FNV-1a hash h over each part followed by a 0 byte
+// (what hash/fnv's New64a gives for the same bytes, without its Write's
+// allocation per part).
+func fnvParts(h uint64, parts ...string) uint64 {
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			h ^= uint64(p[i])
+			h *= fnvPrime64
+		}
+		h *= fnvPrime64 // the 0 byte (xor with 0 is a no-op)
+	}
+	return h
 }
 
 // addHint records typ as a possible type of the variable k (once).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -603,7 +604,15 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		}
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return refAtLess(refs[i], refs[j]) })
+	slices.SortStableFunc(refs, func(a, b refAt) int { // the same order as sort.SliceStable, without reflection
+		if refAtLess(a, b) {
+			return -1
+		}
+		if refAtLess(b, a) {
+			return 1
+		}
+		return 0
+	})
 	// Locals matter only when a reference in the file uses the same name.
 	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs
 	used := e.used

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -63,6 +64,18 @@ type flowEval struct {
 	low       int
 	partial   []flowBusy
 	partialAt int
+	// refs are fb's references decoded for this evaluation (nil outside
+	// resolveRefs); read them with refsOf.
+	refs []refRec
+}
+
+// refsOf yields fb's references: the decoded ones for the file being
+// resolved, else decoded from its packed list.
+func (fe *flowEval) refsOf(fb *fileBuild) iter.Seq2[int, refRec] {
+	if fb == fe.fb && fe.refs != nil {
+		return slices.All(fe.refs)
+	}
+	return fb.fd.Refs.All()
 }
 
 // flowSrcIn is a flow source evaluated in another file.
@@ -96,7 +109,35 @@ const maxFlowDepth = 10
 
 func newFlowEval(b *builder, fb *fileBuild) *flowEval {
 	fb.argAsked = nil // filled again as fb is resolved (flow_args.go)
-	return &flowEval{b: b, fb: fb, memo: map[flowMemoKey][]flowVal{}, low: math.MaxInt, partialAt: math.MaxInt}
+	fe := &flowEval{b: b, fb: fb, low: math.MaxInt, partialAt: math.MaxInt}
+	if m, ok := b.flowMemos.Get().(*flowMemoMaps); ok {
+		fe.memo, fe.top = m.memo, m.top // emptied by releaseFlowEval
+	} else {
+		fe.memo, fe.top = map[flowMemoKey][]flowVal{}, map[flowMemoKey][]flowVal{}
+	}
+	return fe
+}
+
+// flowMemoMaps are a flowEval's two largest memo tables, kept from one
+// file's evaluation for the next (they grew anew for every file: a sixth
+// of the flow layer's allocation on python3.11).
+type flowMemoMaps struct {
+	memo, top map[flowMemoKey][]flowVal
+}
+
+// flowMemoKeep bounds the entries of a memo table kept for the next file.
+const flowMemoKeep = 1 << 14
+
+// releaseFlowEval empties fe's memo tables and keeps them for the next
+// evaluation; fe is not used after.
+func (b *builder) releaseFlowEval(fe *flowEval) {
+	if len(fe.memo) > flowMemoKeep || len(fe.top) > flowMemoKeep {
+		return
+	}
+	clear(fe.memo)
+	clear(fe.top)
+	b.flowMemos.Put(&flowMemoMaps{memo: fe.memo, top: fe.top})
+	fe.memo, fe.top = nil, nil
 }
 
 // src evaluates one flow source.

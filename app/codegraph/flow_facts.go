@@ -50,24 +50,25 @@ func flowFamily(l *language) bool {
 }
 
 // fillFlow builds fb's flow table from its refValue and refAssign records
+// (refs, decoded once by fillFileBuild; locals: the names bound in each
+// definition, which fb.locals holds only after the flow table is built)
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...string)) {
 	if !flowFamily(fb.lang) {
 		return
 	}
 	fd := fb.fd
-	fillFacts(fb, hs)
+	fillFacts(fb, refs, hs)
 	if fb.lang.family == "js" {
 		fillJSDoc(fb, hs)
 	}
 	var marks map[pyStoreKey]flowMode
-	var locals map[nestKey]bool
 	var copies map[pyStoreKey]string
 	if fb.lang.family == "python" {
-		marks, locals = pyFlowMarks(fd)
-		copies = pyCopies(fd)
+		marks = pyFlowMarks(refs)
+		copies = pyCopies(refs)
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		var src flowSrc
 		var k hintKey
 		var ok bool
@@ -114,7 +115,7 @@ func fillFlow(fb *fileBuild, hs func(...string)) {
 		}
 	}
 	if marks != nil {
-		pyClassAttrStores(fb, hs) // C.x = v at module level (flow_python_classes.go)
+		pyClassAttrStores(fb, refs, hs) // C.x = v at module level (flow_python_classes.go)
 	}
 }
 
@@ -154,7 +155,7 @@ type decoratorAt struct {
 
 // fillFacts records parameter uses and decorators (hashed into the
 // interface: call sites in other files read them).
-func fillFacts(fb *fileBuild, hs func(...string)) {
+func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 	fd := fb.fd
 	ff := &flowFacts{params: map[int32][]string{}, uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
 	for i, d := range fd.Defs {
@@ -167,7 +168,7 @@ func fillFacts(fb *fileBuild, hs func(...string)) {
 			}
 		}
 	}
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		switch r.Kind {
 		case refDecorator:
 			if r.Def < 0 {

@@ -113,12 +113,12 @@ func (fe *flowEval) pyStores(fb *fileBuild) {
 	fe.stores = map[refRec]bool{}
 	fe.attrStores = map[pyStoreKey]bool{}
 	subs := map[pyStoreKey]bool{}
-	for _, o := range fb.fd.Refs.All() {
+	for _, o := range fe.refsOf(fb) {
 		if o.Kind == refImplicit && o.Name == "[" {
 			subs[pyStoreKey{o.Object, o.Line, o.Def}] = true
 		}
 	}
-	for _, o := range fb.fd.Refs.All() {
+	for _, o := range fe.refsOf(fb) {
 		if o.Kind != refImplicit || (o.Name != "=" && o.Name != "del") {
 			continue
 		}
@@ -268,17 +268,11 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 // assignments, by the implicit references on the same line: a loop
 // variable (a "for" over the same expression: keyed "\x00"+expression) and
 // a subscript store x[k] = v (an "=" and a "[" on x: keyed by x).
-// It also returns the names bound in each definition (fb.locals is filled
-// after the flow table).
-func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
+func pyFlowMarks(refs []refRec) map[pyStoreKey]flowMode {
 	var marks map[pyStoreKey]flowMode
 	var subs map[pyStoreKey]bool
-	locals := map[nestKey]bool{}
 	stores := false
-	for _, o := range fd.Refs.All() {
-		if o.Kind == refLocal {
-			locals[nestKey{o.Def, o.Name}] = true
-		}
+	for _, o := range refs {
 		if o.Kind != refImplicit {
 			continue
 		}
@@ -298,7 +292,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 		}
 	}
 	if stores && subs != nil {
-		for _, o := range fd.Refs.All() {
+		for _, o := range refs {
 			if o.Kind == refImplicit && o.Name == "=" && subs[pyStoreKey{o.Object, o.Line, o.Def}] {
 				if marks == nil {
 					marks = map[pyStoreKey]flowMode{}
@@ -310,7 +304,7 @@ func pyFlowMarks(fd *fileData) (map[pyStoreKey]flowMode, map[nestKey]bool) {
 	if marks == nil {
 		marks = map[pyStoreKey]flowMode{} // non-nil: the file is Python
 	}
-	return marks, locals
+	return marks
 }
 
 // classExpr reports that expression obj names a class (C.x reads the

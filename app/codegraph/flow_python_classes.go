@@ -14,10 +14,10 @@ import (
 // pyClassAttrStores records `C.x = v` at module level, C a class of the
 // file, as the class attribute x of C (read as self.x and C.x, by other
 // files too: it is hashed into the interface).
-func pyClassAttrStores(fb *fileBuild, hs func(...string)) {
+func pyClassAttrStores(fb *fileBuild, refs []refRec, hs func(...string)) {
 	fd := fb.fd
 	var classes map[string]int32
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Def != -1 || (r.Kind != refValue && r.Kind != refAssign) {
 			continue
 		}
@@ -222,7 +222,7 @@ func (fe *flowEval) pyPartners() map[string][]pyPartner {
 	}
 	fe.partners = map[string][]pyPartner{}
 	fb := fe.fb
-	for _, r := range fb.fd.Refs.All() {
+	for _, r := range fe.refsOf(fb) {
 		if r.Kind != refImplicit || r.Name != "type" || !strings.HasPrefix(r.Object, "(") || !strings.HasSuffix(r.Object, ")") {
 			continue
 		}

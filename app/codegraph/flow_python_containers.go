@@ -176,9 +176,9 @@ var pyCopyFns = map[string]bool{"list": true, "tuple": true, "sorted": true, "re
 // pyCopies finds the first arguments of calls of pyCopyFns (by callee, line
 // and scope), to read `x = list(y)` as a copy of y's elements: extraction
 // keeps only the callee of an assigned call.
-func pyCopies(fd *fileData) map[pyStoreKey]string {
+func pyCopies(refs []refRec) map[pyStoreKey]string {
 	var out map[pyStoreKey]string
-	for _, r := range fd.Refs.All() {
+	for _, r := range refs {
 		if r.Kind != refArg || !pyCopyFns[r.Object] {
 			continue
 		}

@@ -32,8 +32,8 @@ func (fe *flowEval) pyContainerClass(cls string) bool {
 		if !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
 			return true
 		}
-		for _, r := range loc.fb.fd.Refs.All() {
-			if r.Kind == refInherit && r.Def == loc.idx && pyContainerBases[r.Name] {
+		for _, r := range loc.fb.inherits {
+			if r.parent == loc.idx && pyContainerBases[r.name] {
 				found = true
 				return false
 			}

@@ -295,8 +295,8 @@ func (b *builder) pyOutsideBase(cls string) bool {
 		if loc, ok := b.defLoc[c]; ok && !found {
 			// Built-in bases (str, Exception) are not in extBase.
 			n := 0
-			for _, r := range loc.fb.fd.Refs.All() {
-				if r.Kind == refInherit && r.Def == loc.idx && r.Name != "object" {
+			for _, r := range loc.fb.inherits {
+				if r.parent == loc.idx && r.name != "object" {
 					n++
 				}
 			}

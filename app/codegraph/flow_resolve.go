@@ -563,7 +563,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			defNames[d.Name] = true
 		}
 		var later []refRec
-		for _, r := range fb.fd.Refs.All() {
+		for _, r := range fe.refsOf(fb) {
 			if r.Kind != refArg {
 				continue
 			}

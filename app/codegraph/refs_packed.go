@@ -201,3 +201,39 @@ func packRefs(rs []refRec) refList {
 	}
 	return p.list()
 }
+
+// refBufKeep bounds the decoded references a pooled buffer keeps between
+// files (a huge file's are dropped after it).
+const refBufKeep = 1 << 16
+
+// refBuf is a file's references decoded once, for a pass that loops over
+// them many times (fillFileBuild's tables, the flow passes of one file's
+// resolution): each loop over a refList decodes every varint again.
+type refBuf struct{ rs []refRec }
+
+// decodeRefs returns l decoded into a pooled buffer; give it back with
+// putRefs once the pass is done (the buffer is the caller's until then).
+func (b *builder) decodeRefs(l refList) *refBuf {
+	buf, _ := b.refBufs.Get().(*refBuf)
+	if buf == nil {
+		buf = &refBuf{}
+	}
+	if cap(buf.rs) < l.Len() {
+		buf.rs = make([]refRec, 0, l.Len())
+	}
+	buf.rs = buf.rs[:0]
+	for _, r := range l.All() {
+		buf.rs = append(buf.rs, r)
+	}
+	return buf
+}
+
+// putRefs returns buf to the pool, letting go of its strings.
+func (b *builder) putRefs(buf *refBuf) {
+	clear(buf.rs)
+	if cap(buf.rs) > refBufKeep {
+		buf.rs = nil
+	}
+	buf.rs = buf.rs[:0]
+	b.refBufs.Put(buf)
+}
