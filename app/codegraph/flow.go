@@ -51,6 +51,8 @@ type flowEval struct {
 	// partners: Python classes fb combines at run time with
 	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
 	partners map[string][]pyPartner
+	// subOwners memoises subAttrOwners (flow_python_subattr.go).
+	subOwners map[subAttrKey][]string
 	// siteTargets memoises what call sites of other files are bound to
 	// (flow_args.go).
 	siteTargets map[argSiteKey][]string

@@ -21,7 +21,28 @@ func (fe *flowEval) pySubclassAttr(v flowVal, name string, depth int) []flowVal 
 		return nil
 	}
 	var out []flowVal
-	queue := []string{v.id}
+	for _, c := range fe.subAttrOwners(v.id, name) {
+		vs, _ := fe.pyOwnAttr(c, v.inst, name, depth)
+		out = addVals(out, vs...)
+	}
+	return asMay(out)
+}
+
+// subAttrOwners returns the classes pySubclassAttr takes attribute name of
+// cls from, in its order: for each subclass (breadth first, at most
+// maxSubclassWalk), the first class along its bases past cls's own that
+// sets name. That depends on the hierarchy only, and walking it is the
+// cost (sympy's Expr has hundreds of subclasses, each with its bases): it
+// is kept for the file, while the values (which depend on how far the
+// evaluation got) are read again each time.
+func (fe *flowEval) subAttrOwners(cls, name string) []string {
+	k := subAttrKey{cls, name}
+	if cs, ok := fe.subOwners[k]; ok {
+		return cs
+	}
+	b := fe.b
+	var out []string
+	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
 		for _, s := range b.subs[queue[i]] {
 			if len(queue) >= maxSubclassWalk || slices.Contains(queue, s) {
@@ -29,18 +50,45 @@ func (fe *flowEval) pySubclassAttr(v flowVal, name string, depth int) []flowVal 
 			}
 			queue = append(queue, s)
 			// The first class along s's bases that sets name, past those
-			// v's class has (they do not): s itself or a mixin it adds.
+			// cls has (they do not): s itself or a mixin it adds.
 			b.walkMRO(s, func(c string) bool {
-				if b.subclassOf(v.id, c) {
+				if b.subclassOf(cls, c) {
 					return true
 				}
-				vs, ok := fe.pyOwnAttr(c, v.inst, name, depth)
-				out = addVals(out, vs...)
-				return !ok
+				if !b.pySetsAttr(c, name) {
+					return true
+				}
+				if !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+				return false
 			})
 		}
 	}
-	return asMay(out)
+	if fe.subOwners == nil {
+		fe.subOwners = map[subAttrKey][]string{}
+	}
+	fe.subOwners[k] = out
+	return out
+}
+
+// subAttrKey is attribute name of class cls (subAttrOwners).
+type subAttrKey struct {
+	cls, name string
+}
+
+// pySetsAttr reports that class c itself sets attribute name: what
+// pyOwnAttr reads (a member, or a self.name assignment in its methods).
+func (b *builder) pySetsAttr(c, name string) bool {
+	loc, ok := b.defLoc[c]
+	if !ok {
+		return false
+	}
+	if _, ok := b.members[c][name]; ok {
+		return true
+	}
+	_, ok = loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]
+	return ok
 }
 
 // pyOwnAttr returns what class c itself (not its bases) sets attribute
