@@ -1,9 +1,12 @@
 package graphview
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"codeloom/app/codegraph"
 )
@@ -62,49 +65,70 @@ func (ix *Index) members(id string) []string {
 }
 
 // References lists who refers to id and what id refers to (for a class, its
-// members' references too), with file:line, callers first.
+// members' references too), with file:line, callers first. A node of a large
+// project can have tens of thousands (typing.py: 26,233 callers), so the
+// panel calls it off the UI goroutine.
 func References(ix *Index, id string) []Reference {
 	self := map[string]bool{id: true}
 	for _, m := range ix.members(id) {
 		self[m] = true
 	}
+	type seenKey struct {
+		rel   string
+		other string
+	}
 	var out []Reference
-	seen := map[string]bool{}
-	add := func(rel, other string, k codegraph.EdgeKind) {
-		key := rel + "\x00" + other
+	var order []uint8 // out[i]'s relation as its place in the list
+	seen := map[seenKey]bool{}
+	add := func(rel string, rank uint8, other string, k codegraph.EdgeKind) {
+		key := seenKey{rel, other}
 		if seen[key] || self[other] {
 			return
 		}
 		seen[key] = true
 		n := ix.node(other)
 		out = append(out, Reference{Relation: rel, ID: other, Name: firstNonEmpty(n.QualName, n.Name), Path: n.Path, Line: n.StartLine, Kind: k})
+		order = append(order, rank)
 	}
 	for s := range self {
 		for e := range ix.inEdges(s) {
 			switch {
 			case e.Kind == codegraph.EdgeImplements || e.Kind == codegraph.EdgeInherits:
-				add("implementation", e.From, e.Kind)
+				add("implementation", 2, e.From, e.Kind)
 			case refKind(e.Kind):
-				add("caller", e.From, e.Kind)
+				add("caller", 0, e.From, e.Kind)
 			}
 		}
 		for e := range ix.outEdges(s) {
 			if refKind(e.Kind) {
-				add("callee", e.To, e.Kind)
+				add("callee", 1, e.To, e.Kind)
 			}
 		}
 	}
-	rank := map[string]int{"caller": 0, "callee": 1, "implementation": 2}
-	sort.SliceStable(out, func(i, j int) bool {
-		if rank[out[i].Relation] != rank[out[j].Relation] {
-			return rank[out[i].Relation] < rank[out[j].Relation]
+	// Sort positions, then permute: the comparison reads a byte, not a map,
+	// and ties keep the order found (the position is the last key, so an
+	// unstable sort gives the stable order without SortStable's merges).
+	idx := make([]int32, len(out))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := cmp.Compare(order[a], order[b]); c != 0 {
+			return c
 		}
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
+		if c := strings.Compare(out[a].Path, out[b].Path); c != 0 {
+			return c
 		}
-		return out[i].Line < out[j].Line
+		if c := cmp.Compare(out[a].Line, out[b].Line); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
 	})
-	return out
+	sorted := make([]Reference, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
 }
 
 // Symbol builds the Sourcetrail-style view of a function, method or class:

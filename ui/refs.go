@@ -17,11 +17,14 @@ type refsPanel struct {
 	title *widget.Label
 	list  *widget.List
 	refs  []graphview.Reference
+	gen   int // bumped by every show and clear: a late result is dropped
 	root  fyne.CanvasObject
+	// find lists a node's references (graphview.References; tests delay it).
+	find func(ix *graphview.Index, id string) []graphview.Reference
 }
 
 func newRefsPanel(w *Workbench) *refsPanel {
-	r := &refsPanel{w: w}
+	r := &refsPanel{w: w, find: graphview.References}
 	r.title = widget.NewLabelWithStyle("References", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	r.title.Truncation = fyne.TextTruncateEllipsis
 	r.list = widget.NewList(
@@ -57,17 +60,20 @@ func refLine(ref graphview.Reference) string {
 	return fmt.Sprintf("%s%s%s  %s:%d", arrow, ref.Name, kind, ref.Path, ref.Line)
 }
 
-// show lists the references of node id.
 // clear empties the panel (another project was opened).
 func (r *refsPanel) clear() {
 	if r == nil {
 		return
 	}
+	r.gen++
 	r.refs = nil
 	r.title.SetText("References")
 	r.list.Refresh()
 }
 
+// show lists the references of node id. They are found off the UI
+// goroutine (a node of a large project has tens of thousands: 0.1–0.4 s);
+// a result that arrives after another selection is dropped.
 func (r *refsPanel) show(ix *graphview.Index, id string) {
 	if r == nil || ix == nil {
 		return
@@ -76,14 +82,29 @@ func (r *refsPanel) show(ix *graphview.Index, id string) {
 	if !ok {
 		return
 	}
-	r.refs = graphview.References(ix, id)
-	counts := map[string]int{}
-	for _, ref := range r.refs {
-		counts[ref.Relation]++
-	}
-	r.title.SetText(fmt.Sprintf("%s: %d callers · %d callees · %d implementations", n.Name, counts["caller"], counts["callee"], counts["implementation"]))
+	r.gen++
+	gen := r.gen
+	r.refs = nil
+	r.title.SetText(n.Name + ": finding references…")
 	r.list.Refresh()
-	r.list.ScrollToTop()
+	go func() {
+		refs := r.find(ix, id)
+		counts := map[string]int{}
+		for _, ref := range refs {
+			counts[ref.Relation]++
+		}
+		title := fmt.Sprintf("%s: %d callers · %d callees · %d implementations", n.Name, counts["caller"], counts["callee"], counts["implementation"])
+		r.w.do(func() {
+			if r.gen != gen {
+				return
+			}
+			r.refs = refs
+			r.title.SetText(title)
+			r.list.Refresh()
+			r.list.ScrollToTop()
+			r.w.writeState()
+		})
+	}()
 }
 
 // References returns the references listed now (tests).
