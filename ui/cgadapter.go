@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	"codeloom/app/codegraph"
 	"codeloom/app/memory"
@@ -16,7 +18,7 @@ type cgGraph struct{ *codegraph.Graph }
 // Names spelt by the starts of their words ("storjson" → store_json) come
 // first, then codegraph's own matches.
 func (g cgGraph) Search(query string, limit int) []string {
-	out := wordStartSearch(g.Graph.Nodes(), query, limit)
+	out := wordStartSearch(g.Graph, query, limit)
 	seen := map[string]bool{}
 	for _, id := range out {
 		seen[id] = true
@@ -29,25 +31,57 @@ func (g cgGraph) Search(query string, limit int) []string {
 	return out
 }
 
-// wordStartSearch ranks the nodes whose name matches query by word starts.
-func wordStartSearch(nodes []*codegraph.Node, query string, limit int) []string {
+// wordStartSearch ranks the nodes of g whose name matches query by word
+// starts. Equal scores (every class named Popen) are ordered by: the name
+// spelt exactly as typed, then the most referenced (subprocess.Popen before
+// _bootsubprocess.Popen), then the shortest qualified name.
+func wordStartSearch(g *codegraph.Graph, query string, limit int) []string {
 	type hit struct {
-		id    string
+		n     *codegraph.Node
 		score int
+		exact bool
+		refs  int // incoming edges, counted only for the hits that can make the cut
 	}
+	q := strings.TrimSpace(query)
+	lq := strings.ToLower(q)
 	var hits []hit
-	for _, n := range nodes {
-		if n == nil || n.Kind == codegraph.KindPackage {
+	for _, n := range g.Nodes() {
+		if n == nil || n.Kind == codegraph.KindPackage || !maySpell(lq, n.Name) {
 			continue
 		}
 		if s := wordStartMatch(query, n.Name); s > 0 {
-			hits = append(hits, hit{n.ID, s})
+			hits = append(hits, hit{n: n, score: s, exact: n.Name == q})
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	if len(hits) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
+	cut := hits[min(limit, len(hits))-1].score
+	for i := range hits {
+		if hits[i].score < cut {
+			break
+		}
+		hits[i].refs = len(g.In(hits[i].n.ID))
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		if a.exact != b.exact {
+			if a.exact {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.refs, a.refs); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(a.n.QualName), len(b.n.QualName))
+	})
 	out := make([]string, 0, min(limit, len(hits)))
 	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, h.id)
+		out = append(out, h.n.ID)
 	}
 	return out
 }
