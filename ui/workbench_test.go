@@ -131,7 +131,7 @@ func tapNode(t *testing.T, w *Workbench, id string) {
 	if !ok {
 		t.Fatalf("node %s not drawn", id)
 	}
-	test.TapAt(w.graph, pos)
+	runOnUI(w, func() { test.TapAt(w.graph, pos) })
 }
 
 func TestOpenShowsOverviewTitleAndTree(t *testing.T) {
@@ -164,7 +164,8 @@ func TestTapNodeSelectsAndFillsCodePane(t *testing.T) {
 		t.Fatalf("code pane shows %q (%d bytes), want pricing.py", w.code.Path(), len(w.code.Text()))
 	}
 	// Double tap expands the file; tapping a function marks its code.
-	w.graph.DoubleTapped(&fyne.PointEvent{Position: mustCenter(t, w, file.ID)})
+	center := mustCenter(t, w, file.ID)
+	runOnUI(w, func() { w.graph.DoubleTapped(&fyne.PointEvent{Position: center}) })
 	waitFor(t, "the expanded file", func() bool {
 		_, ok := w.graph.View().Node(idOfLabel(w, "bulk_discount()"))
 		return ok && w.graph.CurrentLayout() != nil && len(w.graph.CurrentLayout().Nodes) == len(w.graph.View().Nodes)
@@ -183,7 +184,7 @@ func TestTapNodeSelectsAndFillsCodePane(t *testing.T) {
 		t.Errorf("tooltip %q", tip)
 	}
 	// Tapping empty space changes nothing.
-	test.TapAt(w.graph, fyne.NewPos(2, 2))
+	runOnUI(w, func() { test.TapAt(w.graph, fyne.NewPos(2, 2)) })
 	if w.graph.Selected() != fn.ID {
 		t.Error("tap on empty space changed the selection")
 	}
@@ -278,7 +279,8 @@ func TestSearchFocusesNode(t *testing.T) {
 func TestSaveWritesFileReindexesAndReverts(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{})
 	openSample(t, w, project)
-	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
 	path := filepath.Join(project, "inventory", "pricing.py")
 	orig, _ := os.ReadFile(path)
 	before := len(w.snap.Nodes())
@@ -328,7 +330,8 @@ func nodeIDByName(t *testing.T, w *Workbench, name string) string {
 func TestSelectingAnotherFileWithUnsavedEditsAsks(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{})
 	openSample(t, w, project)
-	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
 	w.code.SetEditorText("changed")
 	other := ""
 	for _, n := range w.snap.Nodes() {
@@ -336,7 +339,7 @@ func TestSelectingAnotherFileWithUnsavedEditsAsks(t *testing.T) {
 			other = n.ID
 		}
 	}
-	w.SelectNode(other)
+	runOnUI(w, func() { w.SelectNode(other) })
 	if w.code.Path() != "inventory/pricing.py" || w.code.Text() != "changed" {
 		t.Fatalf("unsaved edits dropped: pane shows %s", w.code.Path())
 	}
@@ -446,7 +449,8 @@ func TestAutomationStateFile(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
 	w, project := newTestWorkbench(t, Options{Automation: state})
 	openSample(t, w, project)
-	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
 	var b []byte
 	waitFor(t, "the state file after the selection", func() bool { // written off the UI goroutine
 		b, _ = os.ReadFile(state)
@@ -536,7 +540,8 @@ func TestTaskFixesSampleBugWithDialogs(t *testing.T) {
 	eng := models.NewScripted(readScript(t, filepath.Join("..", "app", "pipeline", "testdata", "sample-fix.script"))...)
 	w, project := newTestWorkbench(t, Options{Engine: eng})
 	openSample(t, w, project)
-	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
 	w.panes.prompt.SetText("bulk_discount should give 10 % from 100 units")
 	test.Tap(w.panes.taskBtn)
 	questions := 0
@@ -639,7 +644,8 @@ func TestAskStreamsAnswerWithContext(t *testing.T) {
 	eng := models.NewScripted("bulk_discount gives 5 % from 50 units and 10 % above 100.")
 	w, project := newTestWorkbench(t, Options{Engine: eng})
 	openSample(t, w, project)
-	w.SelectNode(nodeIDByName(t, w, "bulk_discount"))
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
 	w.panes.prompt.SetText("what discount do 100 units get?")
 	test.Tap(w.panes.askBtn)
 	waitFor(t, "the answer", func() bool {
