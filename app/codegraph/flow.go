@@ -51,8 +51,6 @@ type flowEval struct {
 	// partners: Python classes fb combines at run time with
 	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
 	partners map[string][]pyPartner
-	// subOwners memoises subAttrOwners (flow_python_subattr.go).
-	subOwners map[subAttrKey][]string
 	// siteTargets memoises what call sites of other files are bound to
 	// (flow_args.go).
 	siteTargets map[argSiteKey][]string
@@ -612,6 +610,11 @@ func (b *builder) dispatchTargets(cls, target string) []string {
 	if tn == nil || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
 		return nil
 	}
+	return b.hierWalk(hierKey{hierDispatch, cls, target}, func() []string { return b.walkDispatch(cls, target, tn) })
+}
+
+// walkDispatch is dispatchTargets' walk over the subclasses of cls.
+func (b *builder) walkDispatch(cls, target string, tn *Node) []string {
 	var out []string
 	w := b.getWalk(cls)
 	defer b.putWalk(w)
