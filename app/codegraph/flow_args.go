@@ -98,7 +98,12 @@ func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
 		}
 		s := argSite{fb, c, imps}
 		l := x.sites[name]
-		// By path, then position (as a fresh index lists them).
+		// By path, then position (as a fresh index lists them). A fresh
+		// index adds the files in path order, each site after the last.
+		if n := len(l); n == 0 || l[n-1].fb.fd.Path < fb.fd.Path || l[n-1].fb == fb && l[n-1].cur.off < s.cur.off {
+			x.sites[name] = append(l, s)
+			continue
+		}
 		at := sort.Search(len(l), func(j int) bool {
 			return l[j].fb.fd.Path > fb.fd.Path || l[j].fb.fd.Path == fb.fd.Path && l[j].cur.off > s.cur.off
 		})
@@ -163,7 +168,7 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 			if !fe.siteReaches(s, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, fid) {
 				continue
 			}
-			if _, p, ok := fe.b.paramSlot(fid, slot, !fe.b.unboundCall(s.fb, obj, r.Def)); ok && p == name {
+			if _, p, ok := fe.b.paramSlot(fid, slot, !fe.unboundCall(s.fb, obj, r.Def)); ok && p == name {
 				out = addVals(out, fe.expr(s.fb, r.Def, arg, depth+1)...)
 			}
 		}
@@ -208,8 +213,16 @@ func (fe *flowEval) argSites(name string) []argSite {
 	if !idx.imported[p] {
 		return nil // no file with call sites imports fe.fb
 	}
+	// A file's sites are next to each other and share one imports list:
+	// it is searched once per file.
+	var last *fileBuild
+	in := false
 	for _, s := range idx.sites[name] {
-		if s.fb.fd.Path != p && slices.Contains(s.imports, p) {
+		if s.fb != last {
+			last = s.fb
+			in = s.fb.fd.Path != p && slices.Contains(s.imports, p)
+		}
+		if in {
 			out = append(out, s)
 		}
 	}
@@ -229,7 +242,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 	}
 	ts, ok := fe.siteTargets[s.key()]
 	if !ok {
-		id, out := fe.b.resolveRef(s.fb, "python", cr, 0)
+		id, out := fe.resolveRef(s.fb, cr.Name, cr.Object, cr.Def)
 		switch out {
 		case outResolved:
 			ts = []string{id}

@@ -58,3 +58,35 @@ func (b *builder) hierWalk(k hierKey, fn func() []string) []string {
 	h.mu.Unlock()
 	return v
 }
+
+// refMemoKey is a name-rule question of the value-flow layer: name, on
+// object obj (or bare), seen in definition def of fb.
+type refMemoKey struct {
+	fb   *fileBuild
+	def  int32
+	name string
+	obj  string
+}
+
+// refMemoVal is resolveRef's answer.
+type refMemoVal struct {
+	id  string
+	out outcome
+}
+
+// resolveRef is the builder's resolveRef for a use of obj.name in def of
+// fb, memoised for the file's evaluation: it reads only the build's tables,
+// and the flow layer asks the same question many times (every evaluation of
+// a dotted expression, every call site a parameter's values are read from).
+func (fe *flowEval) resolveRef(fb *fileBuild, name, obj string, def int32) (string, outcome) {
+	k := refMemoKey{fb, def, name, obj}
+	if v, ok := fe.resolved[k]; ok {
+		return v.id, v.out
+	}
+	id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: def}, 0)
+	if fe.resolved == nil {
+		fe.resolved = map[refMemoKey]refMemoVal{}
+	}
+	fe.resolved[k] = refMemoVal{id, out}
+	return id, out
+}
