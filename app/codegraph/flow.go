@@ -54,8 +54,9 @@ type flowEval struct {
 	// siteTargets memoises what call sites of other files are bound to
 	// (flow_args.go).
 	siteTargets map[argSiteKey][]string
-	sitesOf     map[string][]argSite // fb's callers in other files by callee name
-	aliases     map[string][]string  // fb's module-level variables by the name they are assigned
+	sitesOf     map[string][]argSite        // fb's callers in other files by callee name
+	crossSites  map[defLocation][]crossSite // per function, the sites binding its parameters (crossParamValues)
+	aliases     map[string][]string         // fb's module-level variables by the name they are assigned
 	// classImports: per class, the definitions imported into its body by
 	// local name (flow_args.go).
 	classImports map[defLocation]map[string]string
@@ -325,14 +326,16 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 
 // module returns the project file of module expression obj ("pkg.mod").
 func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, bool) {
-	segs := strings.Split(obj, ".")
-	bd, ok := fb.lookupName(segs[0], scope)
+	first, rest, more := strings.Cut(obj, ".") // (no strings.Split: most objects are not modules)
+	bd, ok := fb.lookupName(first, scope)
 	if !ok || bd.kind != bModule {
 		return nil, false
 	}
 	key := bd.mod
 	fam := fb.lang.family
-	for _, s := range segs[1:] {
+	for more {
+		var s string
+		s, rest, more = strings.Cut(rest, ".")
 		next := key + "." + s
 		if _, ok := fe.b.modules[modKey(fam, next)]; ok {
 			key = next

@@ -146,7 +146,23 @@ func (b *builder) nextArgIndex(old map[string]*fileBuild, changed []*fileBuild, 
 
 // crossParamValues returns what calls in the files importing fb pass to
 // parameter name of function f of fb.
+//
+// Which sites bind which parameter of f depends on the sites' targets only
+// (siteReaches, memoised for the file at their first check), so it is
+// listed once per function (fe.crossSites) and read again for its other
+// parameters; the arguments are evaluated each time, in site order, as
+// before.
 func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth int) []flowVal {
+	key := defLocation{fb, f}
+	if cs, ok := fe.crossSites[key]; ok {
+		var out []flowVal
+		for _, c := range cs {
+			if c.param == name {
+				out = addVals(out, fe.expr(c.fb, c.def, c.arg, depth+1)...)
+			}
+		}
+		return out
+	}
 	d := fb.fd.Defs[f]
 	fid := fb.ids[f]
 	names := []string{d.Name}
@@ -157,6 +173,7 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 		names = append(names, fe.moduleAliases()[d.Name]...) // make = c_make or py_make
 	}
 	var out []flowVal
+	var cs []crossSite
 	for _, n := range names {
 		for _, s := range fe.argSites(n) {
 			r, _ := s.fb.fd.Refs.at(s.cur)
@@ -168,12 +185,30 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 			if !fe.siteReaches(s, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}, fid) {
 				continue
 			}
-			if _, p, ok := fe.b.paramSlot(fid, slot, !fe.unboundCall(s.fb, obj, r.Def)); ok && p == name {
+			_, p, ok := fe.b.paramSlot(fid, slot, !fe.unboundCall(s.fb, obj, r.Def))
+			if !ok {
+				continue
+			}
+			cs = append(cs, crossSite{fb: s.fb, def: r.Def, arg: arg, param: p})
+			if p == name {
 				out = addVals(out, fe.expr(s.fb, r.Def, arg, depth+1)...)
 			}
 		}
 	}
+	if fe.crossSites == nil {
+		fe.crossSites = map[defLocation][]crossSite{}
+	}
+	fe.crossSites[key] = cs
 	return out
+}
+
+// crossSite is a call site in another file that passes argument arg
+// (evaluated in scope def of fb) to parameter param.
+type crossSite struct {
+	fb    *fileBuild
+	def   int32
+	arg   string
+	param string
 }
 
 // moduleAliases maps each name of fe.fb to the module-level variables of
