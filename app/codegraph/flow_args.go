@@ -38,7 +38,7 @@ type pyArgIndex struct {
 type argSite struct {
 	fb      *fileBuild
 	cur     refCursor // where its reference is in fb.fd.Refs
-	imports []string
+	imports *[]string // shared by the file's sites (a pointer: 16 bytes less per site)
 }
 
 // key identifies the site (siteTargets).
@@ -81,20 +81,22 @@ func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
 	if fb.lang == nil || fb.lang.family != "python" {
 		return
 	}
-	var imps []string
+	var imps *[]string
 	for c, r := range fb.fd.Refs.Cursors() {
 		if r.Kind != refArg {
 			continue
 		}
 		_, name := calleeName(r.Object)
 		if imps == nil {
+			var paths []string
 			for _, t := range b.flowDependents(fb) {
-				imps = append(imps, t.fd.Path)
+				paths = append(paths, t.fd.Path)
 				x.imported[t.fd.Path] = true
 			}
-			if imps == nil {
+			if paths == nil {
 				return // imports no project file: no site can reach one
 			}
+			imps = &paths
 		}
 		s := argSite{fb, c, imps}
 		l := x.sites[name]
@@ -255,7 +257,7 @@ func (fe *flowEval) argSites(name string) []argSite {
 	for _, s := range idx.sites[name] {
 		if s.fb != last {
 			last = s.fb
-			in = s.fb.fd.Path != p && slices.Contains(s.imports, p)
+			in = s.fb.fd.Path != p && slices.Contains(*s.imports, p)
 		}
 		if in {
 			out = append(out, s)
