@@ -250,6 +250,7 @@ type builder struct {
 	flowMemos sync.Pool // *flowMemoMaps: memo tables of the last flow evaluation (flow.go)
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
+	hier   *hierMemo   // hierarchy walks of the resolution pass under way (flow_memo.go)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -375,11 +376,13 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	if !patch || !samePyMethods(changed, old) {
 		b.pyNames = pyMemberNames(ordered)
 	}
+	b.hier = newHierMemo() // hierarchy walks kept while resolving (flow_memo.go)
 	parallelFiles(affected, func(fb *fileBuild) {
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()
 	})
+	b.hier = nil
 	prevGo := b.goEdges
 	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go
 	var g *Graph

@@ -241,10 +241,12 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 	if !isDottedIdent(obj) {
 		return "", outUnresolved
 	}
-	segs := strings.Split(obj, ".")
-	bd, ok := fb.lookupName(segs[0], r.Def)
+	// obj's segments are walked with strings.Cut (no strings.Split: this
+	// runs for every dotted reference and every value-flow lookup).
+	first, rest, more := strings.Cut(obj, ".")
+	bd, ok := fb.lookupName(first, r.Def)
 	if !ok {
-		if fb.lang.builtins[segs[0]] {
+		if fb.lang.builtins[first] {
 			return "", outBuiltin
 		}
 		return "", outUnresolved
@@ -253,7 +255,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 	case bExternal:
 		return "", outExternal
 	case bDef:
-		if len(segs) == 1 {
+		if !more {
 			if n := b.nodeByID[bd.id]; n != nil && n.Kind == KindClass {
 				return b.memberOutcome(bd.id, r.Name, false)
 			}
@@ -261,13 +263,15 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outUnresolved
 	case bModule:
 		key := bd.mod
-		for i, s := range segs[1:] {
+		for more {
+			var s string
+			s, rest, more = strings.Cut(rest, ".")
 			next := key + "." + s
 			if _, ok := b.modules[modKey(family, next)]; ok {
 				key = next
 				continue
 			}
-			last := i == len(segs)-2
+			last := !more
 			// A class in the module, then a member of it.
 			if cid, ok := b.top[modKey(family, key)][s]; ok && last {
 				if n := b.nodeByID[cid]; n != nil && n.Kind == KindClass {

@@ -51,13 +51,12 @@ type flowEval struct {
 	// partners: Python classes fb combines at run time with
 	// type(name, (A, B), {}) (flow_python_classes.go); nil until read.
 	partners map[string][]pyPartner
-	// subOwners memoises subAttrOwners (flow_python_subattr.go).
-	subOwners map[subAttrKey][]string
 	// siteTargets memoises what call sites of other files are bound to
 	// (flow_args.go).
 	siteTargets map[argSiteKey][]string
-	sitesOf     map[string][]argSite // fb's callers in other files by callee name
-	aliases     map[string][]string  // fb's module-level variables by the name they are assigned
+	sitesOf     map[string][]argSite        // fb's callers in other files by callee name
+	crossSites  map[defLocation][]crossSite // per function, the sites binding its parameters (crossParamValues)
+	aliases     map[string][]string         // fb's module-level variables by the name they are assigned
 	// classImports: per class, the definitions imported into its body by
 	// local name (flow_args.go).
 	classImports map[defLocation]map[string]string
@@ -69,6 +68,9 @@ type flowEval struct {
 	// refs are fb's references decoded for this evaluation (nil outside
 	// resolveRefs); read them with refsOf.
 	refs []refRec
+	// resolved memoises the name rules' answers (resolveRef) the
+	// evaluation asks for (flow_memo.go).
+	resolved map[refMemoKey]refMemoVal
 }
 
 // refsOf yields fb's references: the decoded ones for the file being
@@ -113,9 +115,10 @@ func newFlowEval(b *builder, fb *fileBuild) *flowEval {
 	fb.argAsked = nil // filled again as fb is resolved (flow_args.go)
 	fe := &flowEval{b: b, fb: fb, low: math.MaxInt, partialAt: math.MaxInt}
 	if m, ok := b.flowMemos.Get().(*flowMemoMaps); ok {
-		fe.memo, fe.top = m.memo, m.top // emptied by releaseFlowEval
+		fe.memo, fe.top, fe.resolved = m.memo, m.top, m.refs // emptied by releaseFlowEval
 	} else {
 		fe.memo, fe.top = map[flowMemoKey][]flowVal{}, map[flowMemoKey][]flowVal{}
+		fe.resolved = map[refMemoKey]refMemoVal{}
 	}
 	return fe
 }
@@ -125,6 +128,7 @@ func newFlowEval(b *builder, fb *fileBuild) *flowEval {
 // of the flow layer's allocation on python3.11).
 type flowMemoMaps struct {
 	memo, top map[flowMemoKey][]flowVal
+	refs      map[refMemoKey]refMemoVal
 }
 
 // flowMemoKeep bounds the entries of a memo table kept for the next file.
@@ -133,13 +137,14 @@ const flowMemoKeep = 1 << 14
 // releaseFlowEval empties fe's memo tables and keeps them for the next
 // evaluation; fe is not used after.
 func (b *builder) releaseFlowEval(fe *flowEval) {
-	if len(fe.memo) > flowMemoKeep || len(fe.top) > flowMemoKeep {
+	if len(fe.memo) > flowMemoKeep || len(fe.top) > flowMemoKeep || len(fe.resolved) > flowMemoKeep {
 		return
 	}
 	clear(fe.memo)
 	clear(fe.top)
-	b.flowMemos.Put(&flowMemoMaps{memo: fe.memo, top: fe.top})
-	fe.memo, fe.top = nil, nil
+	clear(fe.resolved)
+	b.flowMemos.Put(&flowMemoMaps{memo: fe.memo, top: fe.top, refs: fe.resolved})
+	fe.memo, fe.top, fe.resolved = nil, nil, nil
 }
 
 // src evaluates one flow source.
@@ -252,7 +257,7 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
 		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
-			if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: e[i+2:], Object: e[:i+1], Def: scope}, 0); out == outResolved {
+			if id, out := fe.resolveRef(fb, e[i+2:], e[:i+1], scope); out == outResolved {
 				return []flowVal{{id: id}}
 			}
 		}
@@ -296,13 +301,13 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	if obj == "super" && fb.lang.family == "js" {
 		obj = "super()" // super.m() in JS/TS is Python's super().m()
-		if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+		if id, out := fe.resolveRef(fb, name, obj, scope); out == outResolved {
 			return []flowVal{{id: id}}
 		}
 		return nil
 	}
 	// Modules, classes and self members first, as calls are bound.
-	if id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: obj, Def: scope}, 0); out == outResolved {
+	if id, out := fe.resolveRef(fb, name, obj, scope); out == outResolved {
 		if py && fe.b.pyProperty(id) && !fe.classExpr(fb, scope, obj) {
 			return fe.returns(id, depth) // o.x reads a property: its getter's result
 		}
@@ -321,14 +326,16 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 
 // module returns the project file of module expression obj ("pkg.mod").
 func (fe *flowEval) module(fb *fileBuild, scope int32, obj string) (*fileBuild, bool) {
-	segs := strings.Split(obj, ".")
-	bd, ok := fb.lookupName(segs[0], scope)
+	first, rest, more := strings.Cut(obj, ".") // (no strings.Split: most objects are not modules)
+	bd, ok := fb.lookupName(first, scope)
 	if !ok || bd.kind != bModule {
 		return nil, false
 	}
 	key := bd.mod
 	fam := fb.lang.family
-	for _, s := range segs[1:] {
+	for more {
+		var s string
+		s, rest, more = strings.Cut(rest, ".")
 		next := key + "." + s
 		if _, ok := fe.b.modules[modKey(fam, next)]; ok {
 			key = next
@@ -612,6 +619,11 @@ func (b *builder) dispatchTargets(cls, target string) []string {
 	if tn == nil || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
 		return nil
 	}
+	return b.hierWalk(hierKey{hierDispatch, cls, target}, func() []string { return b.walkDispatch(cls, target, tn) })
+}
+
+// walkDispatch is dispatchTargets' walk over the subclasses of cls.
+func (b *builder) walkDispatch(cls, target string, tn *Node) []string {
 	var out []string
 	w := b.getWalk(cls)
 	defer b.putWalk(w)

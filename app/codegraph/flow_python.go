@@ -317,7 +317,7 @@ func (fe *flowEval) classExpr(fb *fileBuild, scope int32, obj string) bool {
 	if slices.Contains(fb.lang.selfNames, obj) {
 		return obj == "cls"
 	}
-	id, out := fe.b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: pre, Def: scope}, 0)
+	id, out := fe.resolveRef(fb, name, pre, scope)
 	if out != outResolved {
 		return false
 	}

@@ -36,11 +36,12 @@ func (fe *flowEval) pySubclassAttr(v flowVal, name string, depth int) []flowVal 
 // is kept for the file, while the values (which depend on how far the
 // evaluation got) are read again each time.
 func (fe *flowEval) subAttrOwners(cls, name string) []string {
-	k := subAttrKey{cls, name}
-	if cs, ok := fe.subOwners[k]; ok {
-		return cs
-	}
-	b := fe.b
+	return fe.b.hierWalk(hierKey{hierSubOwners, cls, name}, func() []string { return fe.b.walkSubAttrOwners(cls, name) })
+}
+
+// walkSubAttrOwners is subAttrOwners' walk (kept per resolution pass by
+// hierWalk).
+func (b *builder) walkSubAttrOwners(cls, name string) []string {
 	var out []string
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
@@ -65,16 +66,7 @@ func (fe *flowEval) subAttrOwners(cls, name string) []string {
 			})
 		}
 	}
-	if fe.subOwners == nil {
-		fe.subOwners = map[subAttrKey][]string{}
-	}
-	fe.subOwners[k] = out
 	return out
-}
-
-// subAttrKey is attribute name of class cls (subAttrOwners).
-type subAttrKey struct {
-	cls, name string
 }
 
 // pySetsAttr reports that class c itself sets attribute name: what
@@ -119,6 +111,11 @@ func (b *builder) pySubclassMethods(cls, name string) []string {
 	if len(b.subs[cls]) == 0 || b.pyNames[name]&pyMethod == 0 {
 		return nil
 	}
+	return b.hierWalk(hierKey{hierSubMethods, cls, name}, func() []string { return b.walkSubclassMethods(cls, name) })
+}
+
+// walkSubclassMethods is pySubclassMethods' walk.
+func (b *builder) walkSubclassMethods(cls, name string) []string {
 	var out []string
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {

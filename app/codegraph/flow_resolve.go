@@ -122,7 +122,7 @@ func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, strin
 		return loc, "", false
 	}
 	ps := loc.fb.facts.params[loc.idx]
-	if n, err := strconv.Atoi(slot); err == nil {
+	if n, ok := slotNumber(slot); ok {
 		if n < 0 {
 			return loc, "", false
 		}
@@ -136,6 +136,17 @@ func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, strin
 		return loc, ps[n], true
 	}
 	return loc, slot, slices.Contains(ps, slot)
+}
+
+// slotNumber parses a positional argument slot ("0", "2"); a keyword is
+// not one (strconv.Atoi is asked only when the first byte may start a
+// number: its error for a keyword allocates).
+func slotNumber(slot string) (int, bool) {
+	if slot == "" || !(slot[0] >= '0' && slot[0] <= '9' || slot[0] == '-' || slot[0] == '+') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(slot)
+	return n, err == nil
 }
 
 // resolveFlowArg binds a call through a parameter to the functions an
@@ -191,7 +202,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			}
 			c = init
 		}
-		loc, param, ok := b.paramSlot(c, slot, !b.unboundCall(fb, obj, r.Def))
+		loc, param, ok := b.paramSlot(c, slot, !fe.unboundCall(fb, obj, r.Def))
 		if !ok {
 			continue
 		}
@@ -578,7 +589,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 				continue
 			}
 			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
-			id, out := fe.b.resolveRef(fb, fb.lang.family, cr, 0)
+			id, out := fe.resolveRef(fb, cr.Name, cr.Object, cr.Def)
 			if out == outUnresolved && fb.lang.family == "python" {
 				later = append(later, r)
 				continue
@@ -610,7 +621,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if i := strings.LastIndex(r.Object, "."); i > 0 {
 			obj = r.Object[:i]
 		}
-		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.b.unboundCall(fb, obj, r.Def)); ok && p == name {
+		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.unboundCall(fb, obj, r.Def)); ok && p == name {
 			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
 		}
 	}
@@ -642,7 +653,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 
 // unboundCall reports a method called through its class (C.m(obj, x)): the
 // first argument is self, not the first declared parameter after it.
-func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
+func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	if obj == "" || !isDottedIdent(obj) || slices.Contains(fb.lang.selfNames, obj) {
 		return false
 	}
@@ -650,11 +661,11 @@ func (b *builder) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	if i := strings.LastIndex(obj, "."); i > 0 {
 		pre, name = obj[:i], obj[i+1:]
 	}
-	id, out := b.resolveRef(fb, fb.lang.family, refRec{Kind: refUse, Name: name, Object: pre, Def: def}, 0)
+	id, out := fe.resolveRef(fb, name, pre, def)
 	if out != outResolved {
 		return false
 	}
-	n := b.nodeByID[id]
+	n := fe.b.nodeByID[id]
 	return n != nil && n.Kind == KindClass
 }
 
