@@ -121,6 +121,9 @@ type extractor struct {
 	lang  *language
 	run   *tsRunner
 	roles []captureRole
+	// only lists, per capture id, the node symbols a filter capture keeps
+	// (nil: any); see language.captureTypes.
+	only [][]uint16
 
 	// Scratch space reused from file to file (an extractor serves one
 	// worker at a time), emptied before each use.
@@ -228,10 +231,33 @@ func newSharedExtractor(l *language, q *compiledQuery) (*extractor, error) {
 
 func extractorOf(l *language, r *tsRunner) *extractor {
 	roles := make([]captureRole, len(r.q.names))
+	var only [][]uint16
 	for i, n := range r.q.names {
-		roles[i] = roleNames[n]
+		role, ok := roleNames[n]
+		if types, isFilter := l.captureTypes[n]; isFilter && !ok {
+			if only == nil {
+				only = make([][]uint16, len(r.q.names))
+			}
+			only[i] = captureSymbols(r.q, types)
+			role = roleNames[n[:max(strings.LastIndexByte(n, '.'), 0)]]
+		}
+		roles[i] = role
 	}
-	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
+	return &extractor{lang: l, run: r, roles: roles, only: only, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
+}
+
+// captureSymbols resolves a filter's node types ("(identifier)", `"=="`) to
+// grammar symbols. A type the grammar lacks is left out (no node has it).
+func captureSymbols(q *compiledQuery, types []string) []uint16 {
+	syms := make([]uint16, 0, len(types))
+	for _, t := range types {
+		named := strings.HasPrefix(t, "(")
+		name := strings.Trim(t, `()"`)
+		if s := q.symbol(name, named); s != 0 {
+			syms = append(syms, s)
+		}
+	}
+	return syms
 }
 
 // Close frees the C objects.
@@ -335,8 +361,13 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 			caps = caps[:0]
 			var main capture
+			drop := false
 			for k := 0; k < ncap; k++ {
-				cp := capture{role: e.roles[flat[pos]], start: flat[pos+1] + base, end: flat[pos+2] + base}
+				id := flat[pos] & 0xffff
+				if e.only != nil && e.only[id] != nil && !slices.Contains(e.only[id], uint16(flat[pos]>>16)) {
+					drop = true // a filter capture of another node type
+				}
+				cp := capture{role: e.roles[id], start: flat[pos+1] + base, end: flat[pos+2] + base}
 				pos += 3
 				caps = append(caps, cp)
 				switch cp.role {
@@ -345,6 +376,9 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					capRefValue, capRefDecor, capRefArg, capRefImpl:
 					main = cp
 				}
+			}
+			if drop {
+				continue
 			}
 			get := func(r captureRole) (capture, bool) {
 				for _, c := range caps {

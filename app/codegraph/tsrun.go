@@ -43,6 +43,8 @@ extern void ts_query_cursor_exec(TSQueryCursor *, const TSQuery *, TSNode);
 extern bool ts_query_cursor_next_match(TSQueryCursor *, TSQueryMatch *);
 extern void ts_query_cursor_set_max_start_depth(TSQueryCursor *, uint32_t);
 extern uint32_t ts_node_descendant_count(TSNode);
+extern uint16_t ts_node_symbol(TSNode);
+extern uint16_t ts_language_symbol_for_name(const TSLanguage *, const char *, uint32_t, bool);
 extern uint32_t ts_node_child_count(TSNode);
 extern TSNode ts_node_child(TSNode, uint32_t);
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
@@ -140,8 +142,11 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 }
 
 // cl_run parses src and runs q over the tree, returning every match as
-// [pattern, capture count, (capture id, start byte, end byte)...]: one C call
-// per file instead of several per captured node. Matches come in document
+// [pattern, capture count, (capture id | node symbol<<16, start byte, end
+// byte)...]: one C call per file instead of several per captured node. The
+// symbol (the node's type) lets the caller keep only some node types of a
+// capture (see language.captureTypes): one wildcard step instead of an
+// alternation, which tree-sitter runs as one in-progress state per branch. Matches come in document
 // order within each band (see CL_BAND); the bands of a deep file follow one
 // another.
 // The result buffer r is reused from call to call (its data grows and is
@@ -250,7 +255,7 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
 			for (uint16_t i = 0; i < m.capture_count; i++) {
 				TSNode nd = m.captures[i].node;
-				if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+				if (!cl_push(r, m.captures[i].index | ((uint32_t)ts_node_symbol(nd) << 16)) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
 			}
 			if (r->ok < 0) break;
 		}
@@ -301,12 +306,26 @@ func compileQuery(grammar *sitter.Language, query string) (*compiledQuery, error
 	}
 	tq := &compiledQuery{lang: lp, query: q}
 	n := int(C.ts_query_capture_count(q))
+	if n > 0xffff { // cl_run packs a capture id in 16 bits
+		C.ts_query_delete(q)
+		return nil, fmt.Errorf("query has %d capture names, at most 65535", n)
+	}
 	for i := 0; i < n; i++ {
 		var ln C.uint32_t
 		s := C.ts_query_capture_name_for_id(q, C.uint32_t(i), &ln)
 		tq.names = append(tq.names, C.GoStringN(s, C.int(ln)))
 	}
 	return tq, nil
+}
+
+// symbol returns the grammar's symbol for a node type as a query names it
+// (named: "identifier"; anonymous: "=="), 0 when there is none. It is the
+// symbol a matched node of that type reports (ts_node_symbol), as tree-sitter
+// resolves the names in a query.
+func (q *compiledQuery) symbol(name string, named bool) uint16 {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return uint16(C.ts_language_symbol_for_name(q.lang, cs, C.uint32_t(len(name)), C.bool(named)))
 }
 
 // close frees the compiled query; no runner may use it afterwards.
