@@ -243,6 +243,7 @@ func extractorOf(l *language, r *tsRunner) *extractor {
 		}
 		roles[i] = role
 	}
+	r.syms = only != nil
 	return &extractor{lang: l, run: r, roles: roles, only: only, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
 }
 

@@ -62,6 +62,7 @@ typedef struct {
 	int ok;
 	uint32_t safe_end; // with split: where the next part starts (0: no progress possible)
 	int forced;        // with force: safe_end was cut inside a top-level node
+	int syms;          // set by the caller: return each capture's node symbol
 } cl_result;
 
 static int cl_push(cl_result *r, uint32_t v) {
@@ -144,9 +145,10 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 // cl_run parses src and runs q over the tree, returning every match as
 // [pattern, capture count, (capture id | node symbol<<16, start byte, end
 // byte)...]: one C call per file instead of several per captured node. The
-// symbol (the node's type) lets the caller keep only some node types of a
-// capture (see language.captureTypes): one wildcard step instead of an
-// alternation, which tree-sitter runs as one in-progress state per branch. Matches come in document
+// symbol (the node's type, only when r->syms is set, else 0) lets the caller
+// keep only some node types of a capture (see language.captureTypes): one
+// wildcard step instead of an alternation, which tree-sitter runs as one
+// in-progress state per branch. Matches come in document
 // order within each band (see CL_BAND); the bands of a deep file follow one
 // another.
 // The result buffer r is reused from call to call (its data grows and is
@@ -255,7 +257,8 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
 			for (uint16_t i = 0; i < m.capture_count; i++) {
 				TSNode nd = m.captures[i].node;
-				if (!cl_push(r, m.captures[i].index | ((uint32_t)ts_node_symbol(nd) << 16)) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+				uint32_t sym = r->syms ? (uint32_t)ts_node_symbol(nd) << 16 : 0;
+				if (!cl_push(r, m.captures[i].index | sym) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
 			}
 			if (r->ok < 0) break;
 		}
@@ -342,6 +345,9 @@ type tsRunner struct {
 	parser *C.TSParser
 	q      *compiledQuery
 	ownQ   bool // the query is closed with the runner
+	// syms makes run return each capture's node symbol (for filter
+	// captures, language.captureTypes).
+	syms   bool
 	cursor *C.TSQueryCursor
 	res    *C.cl_result // reused result buffer
 	// onePass runs the query in one unbounded pass instead of bands of
@@ -467,6 +473,10 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 	if r.onePass {
 		band = C.UINT32_MAX
 	}
+	r.res.syms = 0
+	if r.syms {
+		r.res.syms = 1
+	}
 	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band, 0, 0)
 	if kt != nil {
 		kt.free()
@@ -545,6 +555,10 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 		force := C.int(0)
 		if size >= r.maxPart {
 			force = 1
+		}
+		r.res.syms = 0
+		if r.syms {
+			r.res.syms = 1
 		}
 		C.cl_run(r.parser, r.cursor, r.q.query, (*C.char)(unsafe.Pointer(&part[0])), C.uint32_t(len(part)), r.res, nil, 0, band, split, force)
 		if !last && r.res.safe_end == 0 && r.res.ok > 0 {
