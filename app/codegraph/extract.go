@@ -121,9 +121,6 @@ type extractor struct {
 	lang  *language
 	run   *tsRunner
 	roles []captureRole
-	// only lists, per capture id, the node symbols a filter capture keeps
-	// (nil: any); see language.captureTypes.
-	only [][]uint16
 
 	// Scratch space reused from file to file (an extractor serves one
 	// worker at a time), emptied before each use.
@@ -243,8 +240,10 @@ func extractorOf(l *language, r *tsRunner) *extractor {
 		}
 		roles[i] = role
 	}
-	r.syms = only != nil
-	return &extractor{lang: l, run: r, roles: roles, only: only, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
+	if only != nil {
+		r.setOnly(only)
+	}
+	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
 }
 
 // captureSymbols resolves a filter's node types ("(identifier)", `"=="`) to
@@ -362,13 +361,8 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 			caps = caps[:0]
 			var main capture
-			drop := false
 			for k := 0; k < ncap; k++ {
-				id := flat[pos] & 0xffff
-				if e.only != nil && e.only[id] != nil && !slices.Contains(e.only[id], uint16(flat[pos]>>16)) {
-					drop = true // a filter capture of another node type
-				}
-				cp := capture{role: e.roles[id], start: flat[pos+1] + base, end: flat[pos+2] + base}
+				cp := capture{role: e.roles[flat[pos]], start: flat[pos+1] + base, end: flat[pos+2] + base}
 				pos += 3
 				caps = append(caps, cp)
 				switch cp.role {
@@ -377,9 +371,6 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					capRefValue, capRefDecor, capRefArg, capRefImpl:
 					main = cp
 				}
-			}
-			if drop {
-				continue
 			}
 			get := func(r captureRole) (capture, bool) {
 				for _, c := range caps {

@@ -62,8 +62,24 @@ typedef struct {
 	int ok;
 	uint32_t safe_end; // with split: where the next part starts (0: no progress possible)
 	int forced;        // with force: safe_end was cut inside a top-level node
-	int syms;          // set by the caller: return each capture's node symbol
+	// Set by the caller: only[id*only_words ...] is the bitset of node
+	// symbols capture id keeps when only_ids[id] is set (NULL: no filters).
+	const uint64_t *only;
+	const uint8_t *only_ids;
+	uint32_t only_words, only_n;
 } cl_result;
+
+// cl_keep reports whether every filter capture of m (see cl_result.only)
+// captured a node of one of its types.
+static int cl_keep(const cl_result *r, const TSQueryMatch *m) {
+	for (uint16_t i = 0; i < m->capture_count; i++) {
+		uint32_t id = m->captures[i].index;
+		if (id >= r->only_n || !r->only_ids[id]) continue;
+		uint32_t s = ts_node_symbol(m->captures[i].node);
+		if (s / 64 >= r->only_words || !((r->only[id * r->only_words + s / 64] >> (s % 64)) & 1)) return 0;
+	}
+	return 1;
+}
 
 static int cl_push(cl_result *r, uint32_t v) {
 	if (r->len == r->cap) {
@@ -143,12 +159,11 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 }
 
 // cl_run parses src and runs q over the tree, returning every match as
-// [pattern, capture count, (capture id | node symbol<<16, start byte, end
-// byte)...]: one C call per file instead of several per captured node. The
-// symbol (the node's type, only when r->syms is set, else 0) lets the caller
-// keep only some node types of a capture (see language.captureTypes): one
-// wildcard step instead of an alternation, which tree-sitter runs as one
-// in-progress state per branch. Matches come in document
+// [pattern, capture count, (capture id, start byte, end byte)...]: one C call
+// per file instead of several per captured node. A match whose filter capture
+// (r->only, see language.captureTypes) holds a node of another type is left
+// out: one wildcard step and this check instead of an alternation, which
+// tree-sitter runs as one in-progress state per branch. Matches come in document
 // order within each band (see CL_BAND); the bands of a deep file follow one
 // another.
 // The result buffer r is reused from call to call (its data grows and is
@@ -254,11 +269,11 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 				}
 				if (!before) continue;
 			}
+			if (r->only && !cl_keep(r, &m)) continue;
 			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
 			for (uint16_t i = 0; i < m.capture_count; i++) {
 				TSNode nd = m.captures[i].node;
-				uint32_t sym = r->syms ? (uint32_t)ts_node_symbol(nd) << 16 : 0;
-				if (!cl_push(r, m.captures[i].index | sym) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
+				if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
 			}
 			if (r->ok < 0) break;
 		}
@@ -309,10 +324,6 @@ func compileQuery(grammar *sitter.Language, query string) (*compiledQuery, error
 	}
 	tq := &compiledQuery{lang: lp, query: q}
 	n := int(C.ts_query_capture_count(q))
-	if n > 0xffff { // cl_run packs a capture id in 16 bits
-		C.ts_query_delete(q)
-		return nil, fmt.Errorf("query has %d capture names, at most 65535", n)
-	}
 	for i := 0; i < n; i++ {
 		var ln C.uint32_t
 		s := C.ts_query_capture_name_for_id(q, C.uint32_t(i), &ln)
@@ -345,11 +356,12 @@ type tsRunner struct {
 	parser *C.TSParser
 	q      *compiledQuery
 	ownQ   bool // the query is closed with the runner
-	// syms makes run return each capture's node symbol (for filter
-	// captures, language.captureTypes).
-	syms   bool
-	cursor *C.TSQueryCursor
-	res    *C.cl_result // reused result buffer
+	// only and onlyIDs back res.only and res.only_ids (C memory, freed
+	// with the runner).
+	only    *C.uint64_t
+	onlyIDs *C.uint8_t
+	cursor  *C.TSQueryCursor
+	res     *C.cl_result // reused result buffer
 	// onePass runs the query in one unbounded pass instead of bands of
 	// CL_BAND levels (tests compare the two).
 	onePass bool
@@ -473,10 +485,6 @@ func (r *tsRunner) run(src []byte, kt *keptTree) ([]uint32, bool, error) {
 	if r.onePass {
 		band = C.UINT32_MAX
 	}
-	r.res.syms = 0
-	if r.syms {
-		r.res.syms = 1
-	}
 	t := C.cl_run(r.parser, r.cursor, r.q.query, p, C.uint32_t(len(src)), r.res, old, keep, band, 0, 0)
 	if kt != nil {
 		kt.free()
@@ -556,10 +564,6 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 		if size >= r.maxPart {
 			force = 1
 		}
-		r.res.syms = 0
-		if r.syms {
-			r.res.syms = 1
-		}
 		C.cl_run(r.parser, r.cursor, r.q.query, (*C.char)(unsafe.Pointer(&part[0])), C.uint32_t(len(part)), r.res, nil, 0, band, split, force)
 		if !last && r.res.safe_end == 0 && r.res.ok > 0 {
 			size *= 2 // one top-level node bigger than the part: widen it
@@ -595,8 +599,49 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 	return res, nil
 }
 
+// setOnly makes the runner leave out the matches whose capture id i holds a
+// node whose symbol is not in only[i] (nil: any node); see
+// language.captureTypes.
+func (r *tsRunner) setOnly(only [][]uint16) {
+	words := 0
+	for _, syms := range only {
+		for _, s := range syms {
+			words = max(words, int(s)/64+1)
+		}
+	}
+	n := len(only)
+	bits := unsafe.Slice((*uint64)(C.calloc(C.size_t(max(n*words, 1)), 8)), max(n*words, 1))
+	ids := unsafe.Slice((*uint8)(C.calloc(C.size_t(max(n, 1)), 1)), max(n, 1))
+	for id, syms := range only {
+		if syms == nil {
+			continue
+		}
+		ids[id] = 1
+		for _, s := range syms {
+			bits[id*words+int(s)/64] |= 1 << (s % 64)
+		}
+	}
+	r.freeOnly()
+	r.only, r.onlyIDs = (*C.uint64_t)(unsafe.Pointer(&bits[0])), (*C.uint8_t)(unsafe.Pointer(&ids[0]))
+	r.res.only, r.res.only_ids = r.only, r.onlyIDs
+	r.res.only_words, r.res.only_n = C.uint32_t(words), C.uint32_t(n)
+}
+
+// freeOnly frees setOnly's tables.
+func (r *tsRunner) freeOnly() {
+	if r.only != nil {
+		C.free(unsafe.Pointer(r.only))
+		C.free(unsafe.Pointer(r.onlyIDs))
+		r.only, r.onlyIDs = nil, nil
+	}
+	if r.res != nil {
+		r.res.only, r.res.only_ids, r.res.only_n = nil, nil, 0
+	}
+}
+
 // close frees the C objects.
 func (r *tsRunner) close() {
+	r.freeOnly()
 	C.cl_result_free(r.res)
 	r.res = nil
 	C.ts_query_cursor_delete(r.cursor)
