@@ -228,10 +228,36 @@ func newSharedExtractor(l *language, q *compiledQuery) (*extractor, error) {
 
 func extractorOf(l *language, r *tsRunner) *extractor {
 	roles := make([]captureRole, len(r.q.names))
+	var only [][]uint16
 	for i, n := range r.q.names {
-		roles[i] = roleNames[n]
+		role, ok := roleNames[n]
+		if types, isFilter := l.captureTypes[n]; isFilter && !ok {
+			if only == nil {
+				only = make([][]uint16, len(r.q.names))
+			}
+			only[i] = captureSymbols(r.q, types)
+			role = roleNames[n[:max(strings.LastIndexByte(n, '.'), 0)]]
+		}
+		roles[i] = role
+	}
+	if only != nil {
+		r.setOnly(only)
 	}
 	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
+}
+
+// captureSymbols resolves a filter's node types ("(identifier)", `"=="`) to
+// grammar symbols. A type the grammar lacks is left out (no node has it).
+func captureSymbols(q *compiledQuery, types []string) []uint16 {
+	syms := make([]uint16, 0, len(types))
+	for _, t := range types {
+		named := strings.HasPrefix(t, "(")
+		name := strings.Trim(t, `()"`)
+		if s := q.symbol(name, named); s != 0 {
+			syms = append(syms, s)
+		}
+	}
+	return syms
 }
 
 // Close frees the C objects.

@@ -26,12 +26,23 @@ import (
 //	                                           @name, @alias, @wildcard
 //	@env                                       an environment variable read: @name
 //	@export.default                            default export of a JS/TS module: @name
+//
+// A capture named "<role>.<filter>" where captureTypes has that name plays
+// <role> but keeps only the matches whose captured node has one of the
+// filter's types: `(_) @object.operand` instead of `[(identifier) (call)]
+// @object` finds the same references with one tree-sitter state instead of
+// one per branch (see BENCHMARKS.md, tscost). A filter capture whose prefix is
+// no role ("check.operand") only filters.
 type language struct {
 	name    string   // "python", "go", "javascript", "typescript", "tsx"
 	family  string   // languages of one family resolve imports among each other
 	exts    []string // file extensions, with the dot
 	grammar func() *sitter.Language
 	query   string
+	// captureTypes maps a filter capture name to the node types it keeps,
+	// written as in a query: "(identifier)" for a named node, `"=="` for
+	// an anonymous one.
+	captureTypes map[string][]string
 
 	// selfNames are receiver names that mean "the enclosing class".
 	selfNames []string

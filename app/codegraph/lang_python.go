@@ -39,44 +39,44 @@ const pythonQuery = `
 (assignment left: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (function_definition return_type: (type [(identifier) (attribute)] @object)) @ref.assign
 (return_statement (call function: [(identifier) (attribute)] @object)) @ref.assign
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
-(assignment left: (identifier) @name right: [(list) (dictionary) (set) (tuple) (string) (list_comprehension) (dictionary_comprehension) (set_comprehension)] @object) @ref.assign
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (_) @object.literal) @ref.assign
+(assignment left: (identifier) @name right: (_) @object.literal) @ref.assign
 (typed_parameter (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 (typed_default_parameter name: (identifier) @name type: (type [(identifier) (attribute)] @object)) @ref.assign
 
 (assignment left: (identifier) @name right: [(identifier) (attribute)] @object) @ref.value
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(identifier) (attribute)] @object) @ref.value
-(assignment left: (identifier) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object) (parenthesized_expression [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)])]) @ref.value
-(call function: [(identifier) (attribute)] @object arguments: (argument_list [(identifier) (attribute)] @name) @body) @ref.arg
-(call function: [(identifier) (attribute)] @object arguments: (argument_list (keyword_argument name: (identifier) @alias value: [(identifier) (attribute)] @name))) @ref.arg
+(assignment left: (identifier) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
+(call function: (_) @object.ref arguments: (argument_list (_) @name.ref) @body) @ref.arg
+(call function: (_) @object.ref arguments: (argument_list (keyword_argument name: (identifier) @alias value: (_) @name.ref))) @ref.arg
 (assignment left: (pattern_list . (identifier) @name) right: (expression_list . [(identifier) (attribute)] @object)) @ref.value
 (assignment left: (pattern_list . (_) . (identifier) @name) right: (expression_list . (_) . [(identifier) (attribute)] @object)) @ref.value
 (default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
 (typed_default_parameter name: (identifier) @name value: [(identifier) (attribute)] @object) @ref.value
-(return_statement [(identifier) (attribute) (subscript) (expression_list)] @object) @ref.value
+(return_statement (_) @object.retval) @ref.value
 (assignment left: (identifier) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (call)) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (assignment left: (pattern_list) @name right: (call) @object) @ref.value
-(return_statement [(boolean_operator [(identifier) (attribute)] @object) (conditional_expression [(identifier) (attribute)] @object)]) @ref.value
+(return_statement [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)]) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
-(for_statement "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
-(for_in_clause "for" @name right: [(identifier) (attribute) (call)] @object) @ref.implicit
+(for_statement "for" @name right: (_) @object.iterable) @ref.implicit
+(for_in_clause "for" @name right: (_) @object.iterable) @ref.implicit
 (for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (for_in_clause left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
 (assignment left: (subscript value: [(identifier) (attribute)] @name) right: [(identifier) (attribute) (call function: [(identifier) (attribute)])] @object) @ref.value
-(attribute object: [(identifier) (attribute) (call) (subscript)] "." @name attribute: (identifier)) @object @ref.implicit
+(attribute object: (_) @check.operand "." @name attribute: (identifier)) @object @ref.implicit
 (assignment left: (attribute) @object "=" @name) @ref.implicit
 (comparison_operator "not in" @name . [(identifier) (attribute)] @object) @ref.implicit
-(comparison_operator [(identifier) (attribute) (call) (subscript)] @object . ["==" "!=" "<" "<=" ">" ">="] @name) @ref.implicit
-(binary_operator left: [(identifier) (attribute) (call) (subscript)] @object operator: ["+" "-" "*" "/" "//" "%" "&" "|" "^" "<<" ">>" "**" "@"] @name) @ref.implicit
-(augmented_assignment left: [(identifier) (attribute) (subscript)] @object operator: ["+=" "-=" "*=" "/=" "//=" "%=" "&=" "|=" "^=" "<<=" ">>=" "**=" "@="] @name) @ref.implicit
+(comparison_operator (_) @object.operand . operators: _ @name.cmp) @ref.implicit
+(binary_operator left: (_) @object.operand operator: _ @name.binop) @ref.implicit
+(augmented_assignment left: (_) @object.target operator: _ @name.augop) @ref.implicit
 (unary_operator operator: "~" @name argument: [(identifier) (attribute) (call) (subscript)] @object) @ref.implicit
 (call function: [(call) (subscript)] @object arguments: (argument_list "(" @name)) @ref.implicit
-(interpolation "{" @name [(identifier) (attribute) (call) (subscript)]) @object @ref.implicit
+(interpolation "{" @name (_) @check.operand) @object @ref.implicit
 (binary_operator left: (string) operator: "%" @name right: [(identifier) (attribute) (tuple) (parenthesized_expression)]) @object @ref.implicit
 (call function: (attribute object: (string) attribute: (identifier) @name) arguments: (argument_list)) @object @ref.implicit
 (call function: (identifier) @name arguments: (argument_list . (_) . (tuple) @object)) @ref.implicit
@@ -87,7 +87,8 @@ const pythonQuery = `
 (subscript value: [(identifier) (attribute)] @object "[" @name) @ref.implicit
 (assignment left: (subscript value: [(identifier) (attribute)] @object) "=" @name) @ref.implicit
 (delete_statement "del" @name (subscript value: [(identifier) (attribute)] @object)) @ref.implicit
-(call function: (identifier) @name arguments: (argument_list . [(identifier) (attribute) (call) (subscript)] @object .)) @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . (identifier) @object .)) @ref.implicit
+(call function: (identifier) @name arguments: (argument_list . (_) @object.firstarg)) @ref.implicit
 (decorator (identifier) @name) @ref.decorator
 (decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
 
@@ -116,14 +117,40 @@ const pythonQuery = `
 (call function: (_) @object arguments: (argument_list . (string) @name)) @env
 `
 
+// The node types of pythonQuery's filter captures (language.captureTypes):
+// a value expression, and an operand whose class's special methods run.
+var (
+	pyRefTypes     = []string{"(identifier)", "(attribute)"}
+	pyOperandTypes = []string{"(identifier)", "(attribute)", "(call)", "(subscript)"}
+)
+
 // newPython returns the Python language rules.
 func newPython() *language {
 	return &language{
-		name:      "python",
-		family:    "python",
-		exts:      []string{".py", ".pyi"},
-		grammar:   python.GetLanguage,
-		query:     pythonQuery,
+		name:    "python",
+		family:  "python",
+		exts:    []string{".py", ".pyi"},
+		grammar: python.GetLanguage,
+		query:   pythonQuery,
+		captureTypes: map[string][]string{
+			"object.ref":      pyRefTypes,
+			"name.ref":        pyRefTypes,
+			"object.operand":  pyOperandTypes,
+			"check.operand":   pyOperandTypes,
+			"object.literal":  {"(list)", "(dictionary)", "(set)", "(tuple)", "(string)", "(list_comprehension)", "(dictionary_comprehension)", "(set_comprehension)"},
+			"object.retval":   {"(identifier)", "(attribute)", "(subscript)", "(expression_list)"},
+			"object.iterable": {"(identifier)", "(attribute)", "(call)"},
+			"object.target":   {"(identifier)", "(attribute)", "(subscript)"},
+			// len(x) etc.: the pattern this replaces, `(argument_list .
+			// [(identifier) (attribute) (call) (subscript)] @object .)`, held
+			// the closing anchor for its first branch only (tree-sitter marks
+			// the first step of the last child as the last child): an
+			// identifier must be the only argument, the others only the first.
+			"object.firstarg": {"(attribute)", "(call)", "(subscript)"},
+			"name.cmp":        {`"=="`, `"!="`, `"<"`, `"<="`, `">"`, `">="`},
+			"name.binop":      {`"+"`, `"-"`, `"*"`, `"/"`, `"//"`, `"%"`, `"&"`, `"|"`, `"^"`, `"<<"`, `">>"`, `"**"`, `"@"`},
+			"name.augop":      {`"+="`, `"-="`, `"*="`, `"/="`, `"//="`, `"%="`, `"&="`, `"|="`, `"^="`, `"<<="`, `">>="`, `"**="`, `"@="`},
+		},
 		selfNames: []string{"self", "cls"},
 		builtins:  setOf(pythonBuiltins),
 		envObjects: setOf("os.environ os.environ.get os.getenv getenv environ environ.get " +

@@ -43,6 +43,8 @@ extern void ts_query_cursor_exec(TSQueryCursor *, const TSQuery *, TSNode);
 extern bool ts_query_cursor_next_match(TSQueryCursor *, TSQueryMatch *);
 extern void ts_query_cursor_set_max_start_depth(TSQueryCursor *, uint32_t);
 extern uint32_t ts_node_descendant_count(TSNode);
+extern uint16_t ts_node_symbol(TSNode);
+extern uint16_t ts_language_symbol_for_name(const TSLanguage *, const char *, uint32_t, bool);
 extern uint32_t ts_node_child_count(TSNode);
 extern TSNode ts_node_child(TSNode, uint32_t);
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
@@ -60,7 +62,24 @@ typedef struct {
 	int ok;
 	uint32_t safe_end; // with split: where the next part starts (0: no progress possible)
 	int forced;        // with force: safe_end was cut inside a top-level node
+	// Set by the caller: only[id*only_words ...] is the bitset of node
+	// symbols capture id keeps when only_ids[id] is set (NULL: no filters).
+	const uint64_t *only;
+	const uint8_t *only_ids;
+	uint32_t only_words, only_n;
 } cl_result;
+
+// cl_keep reports whether every filter capture of m (see cl_result.only)
+// captured a node of one of its types.
+static int cl_keep(const cl_result *r, const TSQueryMatch *m) {
+	for (uint16_t i = 0; i < m->capture_count; i++) {
+		uint32_t id = m->captures[i].index;
+		if (id >= r->only_n || !r->only_ids[id]) continue;
+		uint32_t s = ts_node_symbol(m->captures[i].node);
+		if (s / 64 >= r->only_words || !((r->only[id * r->only_words + s / 64] >> (s % 64)) & 1)) return 0;
+	}
+	return 1;
+}
 
 static int cl_push(cl_result *r, uint32_t v) {
 	if (r->len == r->cap) {
@@ -141,7 +160,10 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 
 // cl_run parses src and runs q over the tree, returning every match as
 // [pattern, capture count, (capture id, start byte, end byte)...]: one C call
-// per file instead of several per captured node. Matches come in document
+// per file instead of several per captured node. A match whose filter capture
+// (r->only, see language.captureTypes) holds a node of another type is left
+// out: one wildcard step and this check instead of an alternation, which
+// tree-sitter runs as one in-progress state per branch. Matches come in document
 // order within each band (see CL_BAND); the bands of a deep file follow one
 // another.
 // The result buffer r is reused from call to call (its data grows and is
@@ -247,6 +269,7 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 				}
 				if (!before) continue;
 			}
+			if (r->only && !cl_keep(r, &m)) continue;
 			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
 			for (uint16_t i = 0; i < m.capture_count; i++) {
 				TSNode nd = m.captures[i].node;
@@ -309,6 +332,16 @@ func compileQuery(grammar *sitter.Language, query string) (*compiledQuery, error
 	return tq, nil
 }
 
+// symbol returns the grammar's symbol for a node type as a query names it
+// (named: "identifier"; anonymous: "=="), 0 when there is none. It is the
+// symbol a matched node of that type reports (ts_node_symbol), as tree-sitter
+// resolves the names in a query.
+func (q *compiledQuery) symbol(name string, named bool) uint16 {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return uint16(C.ts_language_symbol_for_name(q.lang, cs, C.uint32_t(len(name)), C.bool(named)))
+}
+
 // close frees the compiled query; no runner may use it afterwards.
 func (q *compiledQuery) close() {
 	if q.query != nil {
@@ -323,8 +356,12 @@ type tsRunner struct {
 	parser *C.TSParser
 	q      *compiledQuery
 	ownQ   bool // the query is closed with the runner
-	cursor *C.TSQueryCursor
-	res    *C.cl_result // reused result buffer
+	// only and onlyIDs back res.only and res.only_ids (C memory, freed
+	// with the runner).
+	only    *C.uint64_t
+	onlyIDs *C.uint8_t
+	cursor  *C.TSQueryCursor
+	res     *C.cl_result // reused result buffer
 	// onePass runs the query in one unbounded pass instead of bands of
 	// CL_BAND levels (tests compare the two).
 	onePass bool
@@ -562,8 +599,49 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 	return res, nil
 }
 
+// setOnly makes the runner leave out the matches whose capture id i holds a
+// node whose symbol is not in only[i] (nil: any node); see
+// language.captureTypes.
+func (r *tsRunner) setOnly(only [][]uint16) {
+	words := 0
+	for _, syms := range only {
+		for _, s := range syms {
+			words = max(words, int(s)/64+1)
+		}
+	}
+	n := len(only)
+	bits := unsafe.Slice((*uint64)(C.calloc(C.size_t(max(n*words, 1)), 8)), max(n*words, 1))
+	ids := unsafe.Slice((*uint8)(C.calloc(C.size_t(max(n, 1)), 1)), max(n, 1))
+	for id, syms := range only {
+		if syms == nil {
+			continue
+		}
+		ids[id] = 1
+		for _, s := range syms {
+			bits[id*words+int(s)/64] |= 1 << (s % 64)
+		}
+	}
+	r.freeOnly()
+	r.only, r.onlyIDs = (*C.uint64_t)(unsafe.Pointer(&bits[0])), (*C.uint8_t)(unsafe.Pointer(&ids[0]))
+	r.res.only, r.res.only_ids = r.only, r.onlyIDs
+	r.res.only_words, r.res.only_n = C.uint32_t(words), C.uint32_t(n)
+}
+
+// freeOnly frees setOnly's tables.
+func (r *tsRunner) freeOnly() {
+	if r.only != nil {
+		C.free(unsafe.Pointer(r.only))
+		C.free(unsafe.Pointer(r.onlyIDs))
+		r.only, r.onlyIDs = nil, nil
+	}
+	if r.res != nil {
+		r.res.only, r.res.only_ids, r.res.only_n = nil, nil, 0
+	}
+}
+
 // close frees the C objects.
 func (r *tsRunner) close() {
+	r.freeOnly()
 	C.cl_result_free(r.res)
 	r.res = nil
 	C.ts_query_cursor_delete(r.cursor)
