@@ -245,9 +245,15 @@ type builder struct {
 	fastBuilds int          // snapshots made by assemblePatch (for tests)
 	overlayMax int          // replaced edges an update's graph may hold before it is compacted (0: overlayMax; tests set it)
 
-	walks     sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
-	refBufs   sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
-	flowMemos sync.Pool // *flowMemoMaps: memo tables of the last flow evaluation (flow.go)
+	// The scratch pools, allocated apart from the builder: sync.Pool
+	// registers each pool's address with the runtime until two collections
+	// after its last use, and a pool inside the builder kept the whole
+	// builder (every file's tables) alive that long after it was dropped.
+	*buildPools
+
+	// final: no build follows this one (Options.NoUpdates): what only
+	// later builds read is dropped before the graph is assembled.
+	final bool
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 	hier   *hierMemo   // hierarchy walks of the resolution pass under way (flow_memo.go)
@@ -255,8 +261,15 @@ type builder struct {
 
 func modKey(family, key string) string { return family + "\x00" + key }
 
+// buildPools is the builder's reusable scratch.
+type buildPools struct {
+	walks     sync.Pool // *classWalk scratch for hierarchy walks (class_walk.go)
+	refBufs   sync.Pool // *refBuf: a file's references decoded for one pass (refs_packed.go)
+	flowMemos sync.Pool // *flowMemoMaps: memo tables of the last flow evaluation (flow.go)
+}
+
 func newBuilder(root string, langs map[string]*language) *builder {
-	return &builder{root: root, langs: langs, pkgs: map[string]*Node{}}
+	return &builder{root: root, langs: langs, pkgs: map[string]*Node{}, buildPools: &buildPools{}}
 }
 
 // build returns the graph of files. Files whose *fileData is the same object
@@ -390,6 +403,9 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		g = b.assemblePatch(b.last, ordered, changed, old, prevGo, env) // update_assemble.go
 	}
 	if g == nil {
+		if b.final {
+			b.dropResolveState(ordered) // build_assemble.go
+		}
 		g = b.assemble(ordered, env)
 	} else {
 		b.fastBuilds++

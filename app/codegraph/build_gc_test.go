@@ -1,8 +1,10 @@
 package codegraph
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"weak"
 )
 
 // tightenGC lowers the GC target for a build and restores the caller's
@@ -47,4 +49,36 @@ func TestTightenGCRestores(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 10 {
 		t.Errorf("a tighter setting became %d after the build", got)
 	}
+}
+
+// A dropped builder is garbage at the next collection. Its scratch pools
+// (class walks, decoded references, flow memo tables) are registered with
+// the runtime until two collections after their last use; when they were
+// fields of the builder, that registration kept the builder and every
+// file's tables alive past Project.releaseBuildStateLocked's collection,
+// under the snapshot's encoding. Also checks that the build used a pool,
+// so the test still exercises what it guards.
+func TestDroppedBuilderCollectedAtOnce(t *testing.T) {
+	root := writeTree(t, persistFixture())
+	p := openT(t, root, Options{NoCache: true})
+	p.mu.Lock()
+	b := p.b
+	p.b = nil
+	p.mu.Unlock()
+	if b == nil || b.buildPools == nil {
+		t.Fatal("no builder after the index")
+	}
+	if b.walks.Get() == nil && b.refBufs.Get() == nil && b.flowMemos.Get() == nil {
+		t.Fatal("the build put nothing in the builder's pools: the fixture no longer exercises them")
+	}
+	// Use each pool once more, as a build's last steps do.
+	b.putRefs(b.decodeRefs(refList{}))
+	b.putWalk(b.getWalk("x"))
+	wb := weak.Make(b)
+	b = nil
+	runtime.GC()
+	if wb.Value() != nil {
+		t.Fatal("the builder outlived the collection after it was dropped")
+	}
+	runtime.KeepAlive(p)
 }

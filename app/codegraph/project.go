@@ -342,6 +342,7 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
+	releaseCHeap() // the parse's freed trees (build_ctrim_linux.go)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.info = wr.info
@@ -462,6 +463,9 @@ func (p *Project) buildLocked() *Graph {
 	}
 	if p.b == nil {
 		p.b = newBuilder(p.root, p.byName)
+		// NoUpdates: the graph built now is the last (the builder is
+		// released once it is built), so nothing is kept for a next build.
+		p.b.final = p.opts.NoUpdates
 	}
 	g := p.b.build(p.files, p.info, env)
 	markRawPaths(g, p.files)

@@ -28,7 +28,7 @@ func TestFnvPartsIsFNV1a(t *testing.T) {
 // decodeRefs must yield exactly what the packed list does, also when its
 // pooled buffer served a longer file before.
 func TestDecodeRefsMatchesAll(t *testing.T) {
-	b := &builder{}
+	b := newBuilder("", nil)
 	long := make([]refRec, 300)
 	for i := range long {
 		long[i] = refRec{Kind: refCall, Name: "f" + string(rune('a'+i%26)), Object: "o", Def: int32(i%7) - 1, Line: int32(i * 3 % 50)}
