@@ -187,27 +187,49 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 		return uint32(v)
 	}
 	nodes := make([]uint32, 0, len(g.nodes)*nodeWords)
+	// Per field, the last string and its index: consecutive nodes share
+	// their kind, path, language, parent and empty fields, and the table's
+	// map (a million strings on a large project) is the encoder's main
+	// cost. The indexes are the ones the map gives.
+	var last [nfPathB64 + 1]struct {
+		s  string
+		id uint32
+		ok bool
+	}
 	for _, n := range g.nodes {
-		for _, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
-			nodes = append(nodes, uint32(st.id(s)))
+		for f, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
+			l := &last[f]
+			if !l.ok || l.s != s {
+				l.s, l.id, l.ok = s, uint32(st.id(s)), true
+			}
+			nodes = append(nodes, l.id)
 		}
 		nodes = append(nodes, u32(n.StartLine), u32(n.EndLine), u32(n.StartByte), u32(n.EndByte))
 	}
-	end := func(id string) uint32 {
-		if i, ok := g.byID[id]; ok {
-			return uint32(i) << 1
+	// Edge ends by position, read off the rows (rank.go) rather than
+	// looked up by ID.
+	from, to := edgeEnds(g)
+	end := func(pos int32, id string) uint32 {
+		if pos >= 0 {
+			return uint32(pos) << 1
 		}
 		return uint32(st.id(id))<<1 | 1
 	}
 	edges := make([]uint32, 0, len(g.edges)*edgeWords)
-	for _, e := range g.edges {
-		edges = append(edges, end(e.From), end(e.To), uint32(st.id(string(e.Kind))), u32(e.Line))
+	var lastKind EdgeKind
+	kindID, haveKind := uint32(0), false
+	for i, e := range g.edges {
+		ef, et := end(from[i], e.From), end(to[i], e.To) // strings in the map's order: From, To, Kind
+		if !haveKind || e.Kind != lastKind {
+			lastKind, kindID, haveKind = e.Kind, uint32(st.id(string(e.Kind))), true
+		}
+		edges = append(edges, ef, et, kindID, u32(e.Line))
 	}
+	from, to = nil, nil
 	secs[secNodes] = u32Bytes(nodes)
 	secs[secEdges] = u32Bytes(edges)
 
-	g.index()
-	a := g.adj
+	a := g.adj // made by edgeEnds
 	secs[secOutOff], secs[secOutEdges] = i32Bytes(a.outOff), i32Bytes(a.outEdges)
 	secs[secInOff], secs[secInEdges] = i32Bytes(a.inOff), i32Bytes(a.inEdges)
 

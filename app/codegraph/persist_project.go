@@ -225,10 +225,11 @@ func (p *Project) snapJobLocked() *snapJob {
 // written beside the old one, synced and renamed over it, so a reader (or a
 // kill at any moment) sees either the old or the new complete file.
 func (p *Project) writeSnapshot(j *snapJob) error {
+	start := time.Now()
 	if h := p.opts.testHook; h != nil {
 		h("snapshot-start")
 	}
-	ranks := globalRanks(j.graph)
+	ranks := p.globalRanksWriter(j.graph)
 	if h := p.opts.testHook; h != nil {
 		h("snapshot-ranked")
 	}
@@ -253,8 +254,31 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	if j.gen > p.snapDone {
 		p.snapDone = j.gen
 	}
+	p.snapEnd = time.Now()
+	p.snapCost = p.snapEnd.Sub(start)
 	p.mu.Unlock()
 	return nil
+}
+
+// globalRanksWriter is globalRanks for the snapshot writer (snapWriteMu
+// held): when g's ranking arcs equal those of the last ranks computed (an
+// edit that changed no reference, or only lines), those ranks are reused:
+// PageRank over equal arcs gives bit-identical scores. Otherwise they are
+// computed, and kept with their arcs for the next write.
+func (p *Project) globalRanksWriter(g *Graph) []float64 {
+	if len(g.nodes) == 0 {
+		return []float64{}
+	}
+	arcs := g.rankArcs()
+	if sameArcs(arcs, p.rankArcsLast) && len(p.rankArcsRanks) == len(g.nodes) {
+		p.rankArcsLast = arcs // the same; the older can go
+		p.hook("snapshot-ranks-reused")
+		return p.rankArcsRanks
+	}
+	p.rankArcsLast, p.rankArcsRanks = nil, nil // collectable while the new ones are computed
+	ranks := arcs.scores(g.byID, nil)
+	p.rankArcsLast, p.rankArcsRanks = arcs, ranks
+	return ranks
 }
 
 // writeFileAtomic writes data to path through a synced temporary file in
@@ -333,18 +357,42 @@ func globalRanks(g *Graph) []float64 {
 	return g.rankScores(nil)
 }
 
+// snapSpacing bounds the share of time spent rewriting the persisted graph
+// while updates keep coming: the next write starts no sooner than
+// snapSpacing times the last write's duration after it ended (at most
+// snapMaxDelay after the last update), so rewriting takes at most about a
+// quarter of one core however often files are saved.
+const (
+	snapSpacing  = 3
+	snapMaxDelay = 30 * time.Second
+)
+
+// snapDelayLocked is how long after an update the persisted graph is
+// rewritten: snapDelay, or longer while the last write is recent (see
+// snapSpacing).
+func (p *Project) snapDelayLocked(now time.Time) time.Duration {
+	d := snapDelay
+	if !p.snapEnd.IsZero() {
+		if w := p.snapEnd.Add(snapSpacing * p.snapCost).Sub(now); w > d {
+			d = w
+		}
+	}
+	return min(d, snapMaxDelay)
+}
+
 // scheduleSnapshotLocked asks for the current state to be persisted soon
-// (after snapDelay without further updates).
+// (snapDelayLocked after the last update).
 func (p *Project) scheduleSnapshotLocked() {
 	if p.opts.NoCache {
 		return
 	}
 	p.snapGen++
+	d := p.snapDelayLocked(time.Now())
 	if p.snapTimer == nil {
-		p.snapTimer = time.AfterFunc(snapDelay, p.flushSnapshot)
+		p.snapTimer = time.AfterFunc(d, p.flushSnapshot)
 		return
 	}
-	p.snapTimer.Reset(snapDelay)
+	p.snapTimer.Reset(d)
 }
 
 // flushSnapshot persists the current state if it is newer than the last

@@ -95,7 +95,14 @@ type Project struct {
 	snapGen     uint64 // state generation; bumped by every change to persist
 	snapDone    uint64 // generation last persisted
 	snapTimer   *time.Timer
-	snapWriteMu sync.Mutex // serialises snapshot writers
+	snapEnd     time.Time     // when the last snapshot write ended
+	snapCost    time.Duration // how long it took (wall), which spaces the next (scheduleSnapshotLocked)
+	snapWriteMu sync.Mutex    // serialises snapshot writers
+	// The last global ranks computed and the arcs they were computed over
+	// (guarded by snapWriteMu): a write whose graph has the same arcs
+	// reuses them (rank.go, sameArcs).
+	rankArcsLast  *rankArcs
+	rankArcsRanks []float64
 
 	idleMu  sync.Mutex
 	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs

@@ -53,9 +53,12 @@ func TestUpdateScale(t *testing.T) {
 	if target == "" {
 		t.Skip("no argparse.py or fmt/print.go in the corpus")
 	}
+	restored := false
 	defer func() {
-		os.WriteFile(full, orig, 0o644)
-		p.UpdateFiles(ctx, []string{full})
+		if !restored {
+			os.WriteFile(full, orig, 0o644)
+			p.UpdateFiles(ctx, []string{full})
+		}
 	}()
 	body := [2]string{"_('usage: ')", "_('Usage: ')"}
 	if strings.HasSuffix(target, ".go") {
@@ -100,8 +103,39 @@ func TestUpdateScale(t *testing.T) {
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
 	gc0 := readHeap()
+	stopFirst := func() {}
+	if prof := os.Getenv("CODELOOM_UPDATE_FIRSTPROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		stopFirst = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 	wl, cl := update(commentEdit(0))
+	stopFirst()
 	logf(fmt.Sprintf("first update after the load (%d GC cycles)", readHeap().Sub(gc0).gcs), wl, cl)
+	// A second file's first update: what the first update pays per file
+	// (no kept syntax tree) against per process.
+	if other, ofull, oorig := scaleTarget(t, root, "json/decoder.py", "fmt/scan.go"); other != "" {
+		if err := os.WriteFile(ofull, commentEdited(oorig, other, 0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, c := time.Now(), cpu()
+		if _, err := p.UpdateFiles(ctx, []string{ofull}); err != nil {
+			t.Fatal(err)
+		}
+		logf("first update of a second file ("+other+")", time.Since(w), cpu()-c)
+		os.WriteFile(ofull, oorig, 0o644)
+		if _, err := p.UpdateFiles(ctx, []string{ofull}); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		if p.snapTimer != nil {
+			p.snapTimer.Stop()
+		}
+		p.mu.Unlock()
+	}
 	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
 		f, err := os.Create(prof)
 		if err != nil {
@@ -151,4 +185,27 @@ func TestUpdateScale(t *testing.T) {
 	w, c = time.Now(), cpu()
 	p.flushSnapshot()
 	logf("rewrite of the persisted graph after the edits", time.Since(w), cpu()-c)
+	// Bursts as a user makes them: one edit, then the rewrite, each pair
+	// timed together (the rewrite called at once instead of 1 s later).
+	for _, k := range []struct {
+		name string
+		src  []byte
+	}{{"comment appended", commentEdit(1)}, {"body edit", bodyEdit(0)}, {"body edit back", bodyEdit(1)}, {"comment appended", commentEdit(2)}} {
+		w, c := time.Now(), cpu()
+		update(k.src)
+		p.flushSnapshot()
+		logf("burst: "+k.name+" + rewrite", time.Since(w), cpu()-c)
+	}
+	// Re-open after the edits (the file restored): a load of what was
+	// persisted.
+	update(orig)
+	p.flushSnapshot()
+	restored = true
+	p.Close()
+	w, c = time.Now(), cpu()
+	if p, err = Open(ctx, root, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	logf("re-open after the edits (from snapshot: "+boolStr(p.Report().FromSnapshot)+")", time.Since(w), cpu()-c)
+	p.Close()
 }
