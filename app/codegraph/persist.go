@@ -63,16 +63,28 @@ type snapshot struct {
 type strTable struct {
 	idx  map[string]uint32
 	strs []string
+	used []uint64 // when not nil, a bit per string set by id (encCache)
 }
 
 func (t *strTable) id(s string) uint64 {
-	if i, ok := t.idx[s]; ok {
-		return uint64(i)
+	i, ok := t.idx[s]
+	if !ok {
+		i = uint32(len(t.strs))
+		t.idx[s] = i
+		t.strs = append(t.strs, s)
 	}
-	i := uint32(len(t.strs))
-	t.idx[s] = i
-	t.strs = append(t.strs, s)
+	if t.used != nil {
+		t.mark(i)
+	}
 	return uint64(i)
+}
+
+// mark records that string i is used.
+func (t *strTable) mark(i uint32) {
+	for int(i/64) >= len(t.used) {
+		t.used = append(t.used, 0)
+	}
+	t.used[i/64] |= 1 << (i % 64)
 }
 
 func encodeHeader(w *encoder, h *snapHeader) {
@@ -164,6 +176,12 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 // without first copying them into one buffer. Some sections are views of
 // the graph's own arrays (its edge index): they must not be modified.
 func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([][]byte, error) {
+	return encodeSectionsWith(h, g, problems, ranks, nil)
+}
+
+// encodeSectionsWith is encodeSections continuing from the last write's
+// string table and records when ec is not nil (persist_encache.go).
+func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []float64, ec *encCache) ([][]byte, error) {
 	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
@@ -173,7 +191,7 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	secs := make([][]byte, numSections+1)
 	secs[secHeader] = hw.b
 
-	st := &strTable{idx: make(map[string]uint32, len(g.nodes)*4)}
+	st, prev := ec.begin(len(g.nodes))
 	nodeIdx := make(map[*Node]uint32, len(g.nodes))
 	for i, n := range g.nodes {
 		nodeIdx[n] = uint32(i)
@@ -196,7 +214,11 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 		id uint32
 		ok bool
 	}
-	for _, n := range g.nodes {
+	for i, n := range g.nodes {
+		if w := prev.words(i, n); w != nil {
+			nodes = append(nodes, w...)
+			continue
+		}
 		for f, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
 			l := &last[f]
 			if !l.ok || l.s != s {
@@ -249,12 +271,7 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	chOff[len(g.nodes)] = uint32(len(chList))
 	secs[secChildOff], secs[secChildList] = u32Bytes(chOff), u32Bytes(chList)
 
-	ids := sortedKeys(g.byID)
-	byID := make([]uint32, len(ids))
-	for i, id := range ids {
-		byID[i] = uint32(g.byID[id])
-	}
-	secs[secByID] = u32Bytes(byID)
+	secs[secByID] = u32Bytes(ec.byIDSection(g.byID))
 	files := make([]uint32, 0, len(g.fileNode)*2)
 	for _, k := range sortedKeys(g.fileNode) {
 		i, ok := nodeIdx[g.fileNode[k]]
@@ -286,7 +303,8 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	if bad != nil {
 		return nil, bad
 	}
-	st.idx, nodeIdx = nil, nil // no longer needed: collectable while the string bytes are copied
+	nodeIdx = nil
+	ec.end(st, prev, g.nodes, nodes) // keeps the table and records for the next write, or drops the map
 
 	total := 0
 	for _, s := range st.strs {

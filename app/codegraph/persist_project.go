@@ -209,6 +209,10 @@ type snapJob struct {
 	header   *snapHeader
 	graph    *Graph
 	problems []Problem
+	// edits: a rewrite after updates (flushSnapshot), which continues the
+	// last such write's encoding (encCache); the index's own write starts
+	// afresh and drops that state.
+	edits bool
 }
 
 // snapJobLocked captures the current state for writing.
@@ -233,8 +237,14 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	if h := p.opts.testHook; h != nil {
 		h("snapshot-ranked")
 	}
-	secs, err := encodeSections(j.header, j.graph, j.problems, ranks)
+	if !j.edits {
+		p.enc = nil
+	} else if p.enc == nil {
+		p.enc = newEncCache()
+	}
+	secs, err := encodeSectionsWith(j.header, j.graph, j.problems, ranks, p.enc)
 	if err != nil {
+		p.enc = nil // whatever it holds may be half updated
 		return err
 	}
 	if h := p.opts.testHook; h != nil {
@@ -406,6 +416,7 @@ func (p *Project) flushSnapshot() {
 		return
 	}
 	j := p.snapJobLocked()
+	j.edits = true
 	p.mu.Unlock()
 	if err := p.writeSnapshot(j); err != nil {
 		p.log.Warn("codegraph persist", "root", p.root, "err", err)

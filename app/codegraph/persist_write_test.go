@@ -5,7 +5,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -236,5 +238,122 @@ func TestSnapDelaySpacing(t *testing.T) {
 	q.mu.Unlock()
 	if end.IsZero() || cost <= 0 {
 		t.Errorf("index's write not recorded: end %v cost %v", end, cost)
+	}
+}
+
+// TestIncrementalRewritesEqualFresh: the rewrites after edits continue the
+// last write's string table and copy unchanged node records (encCache);
+// after each edit — lines shifted, a call added, a definition added (nodes
+// move), a file deleted, and past the unused-string limit (a fresh table)
+// — the persisted graph decodes to a fresh index's graph, with its ranks,
+// and a Reader answers as the fresh graph does.
+func TestIncrementalRewritesEqualFresh(t *testing.T) {
+	root, _, p := readerProject(t)
+	defer p.Close()
+	ctx := context.Background()
+	edit := func(rel string, f func(string) string) {
+		t.Helper()
+		full := filepath.Join(root, filepath.FromSlash(rel))
+		var err error
+		if f == nil {
+			err = os.Remove(full)
+		} else {
+			var src []byte
+			if src, err = os.ReadFile(full); err == nil {
+				err = os.WriteFile(full, []byte(f(string(src))), 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpdateFiles(ctx, []string{full}); err != nil {
+			t.Fatal(err)
+		}
+		p.flushSnapshot()
+	}
+	check := func(what string) {
+		t.Helper()
+		p.mu.Lock()
+		h := p.headerLocked()
+		p.mu.Unlock()
+		snap, err := p.loadSnapshot(h)
+		if err != nil || snap == nil {
+			t.Fatalf("%s: persisted graph not current: %v", what, err)
+		}
+		q := openT(t, root, Options{NoCache: true})
+		fresh := q.Graph()
+		graphsEqual(t, what+": decoded", snap.graph, fresh)
+		if !sameFloats(snap.ranks, globalRanks(fresh)) {
+			t.Errorf("%s: persisted ranks differ from a fresh index's", what)
+		}
+		r := openReaderT(t, root)
+		for i, n := range fresh.nodes {
+			if i%5 != 0 || fresh.byID[n.ID] != int32(i) {
+				continue
+			}
+			x, ok := r.Node(n.ID)
+			out, err1 := r.Out(n.ID)
+			in, err2 := r.In(n.ID)
+			if !ok || !reflect.DeepEqual(*x, *n) || err1 != nil || err2 != nil ||
+				!reflect.DeepEqual(out, fresh.Out(n.ID)) || !reflect.DeepEqual(in, fresh.In(n.ID)) {
+				t.Fatalf("%s: reader's node %s or its edges differ", what, n.ID)
+			}
+		}
+		for _, s := range []string{"Graph", "helper", "pkg/util"} {
+			want := fresh.Search(s, 10)
+			got, err := r.Search(s, 10)
+			if err != nil || len(got) != len(want) {
+				t.Fatalf("%s: Search(%q): %d hits (%v), want %d", what, s, len(got), err, len(want))
+			}
+			for k := range want {
+				if got[k].Score != want[k].Score || got[k].Node.ID != want[k].Node.ID {
+					t.Fatalf("%s: Search(%q) hit %d differs", what, s, k)
+				}
+			}
+		}
+		r.Close()
+	}
+	state := func() (fresh bool, reused, unused int, kept bool) {
+		p.snapWriteMu.Lock()
+		defer p.snapWriteMu.Unlock()
+		if p.enc == nil {
+			t.Fatal("no encoder state kept after a rewrite after edits")
+		}
+		return p.enc.fresh, p.enc.reused, p.enc.unused, p.enc.st != nil
+	}
+	comment := func(s string) string { return "// shifted\n" + s }
+	edit("cg/graph.go", comment)
+	check("lines shifted")
+	if fresh, _, _, kept := state(); !fresh || !kept {
+		t.Errorf("first rewrite: fresh %v kept %v, want a fresh table kept", fresh, kept)
+	}
+	edit("pkg/util.py", func(s string) string { return strings.Replace(s, "return", "helper()\n    return", 1) })
+	check("call added")
+	if fresh, reused, _, _ := state(); fresh || reused == 0 {
+		t.Errorf("second rewrite: fresh %v, %d records copied; want the table continued", fresh, reused)
+	}
+	edit("cg/graph.go", func(s string) string { return strings.Replace(s, "// shifted\n", "", 1) })
+	check("lines shifted back")
+	if _, reused, unused, _ := state(); reused == 0 || unused == 0 {
+		t.Errorf("third rewrite: %d copied, %d unused strings; want both (the old positions' strings unused)", reused, unused)
+	}
+	edit("cg/rank.go", func(s string) string { return s + "\nfunc addedForTest() int { return 1 }\n" })
+	check("definition added")
+	edit("pkg/consts.py", nil)
+	check("file deleted")
+	// Past the unused-string limit: the write drops its table, the next
+	// starts afresh.
+	p.snapWriteMu.Lock()
+	p.enc.minGarbage, p.enc.unusedDiv = 0, 1<<30
+	p.snapWriteMu.Unlock()
+	edit("cg/graph.go", comment)
+	check("limit passed")
+	if _, _, unused, kept := state(); kept || unused == 0 {
+		t.Errorf("past the limit: kept %v with %d unused, want dropped", kept, unused)
+	}
+	edit("cg/graph.go", comment)
+	check("after the limit")
+	if fresh, _, _, _ := state(); !fresh {
+		t.Errorf("write after the limit did not start a fresh table")
 	}
 }

@@ -103,6 +103,7 @@ type Project struct {
 	// reuses them (rank.go, sameArcs).
 	rankArcsLast  *rankArcs
 	rankArcsRanks []float64
+	enc           *encCache // the encoder's state kept between rewrites after updates (persist_encache.go; snapWriteMu)
 
 	idleMu  sync.Mutex
 	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs

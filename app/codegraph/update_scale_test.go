@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -196,6 +197,10 @@ func TestUpdateScale(t *testing.T) {
 		p.flushSnapshot()
 		logf("burst: "+k.name+" + rewrite", time.Since(w), cpu()-c)
 	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("live heap after the bursts: %.1f MB", float64(ms.HeapAlloc)/1e6)
 	// Re-open after the edits (the file restored): a load of what was
 	// persisted.
 	update(orig)
