@@ -283,16 +283,7 @@ func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []flo
 	secs[secFiles] = u32Bytes(files)
 
 	if ranks != nil && len(ranks) == len(g.nodes) {
-		rb := make([]byte, 0, len(ranks)*8)
-		for _, r := range ranks {
-			rb = binary.LittleEndian.AppendUint64(rb, math.Float64bits(r))
-		}
-		order := make([]uint32, len(ranks))
-		for i := range order {
-			order[i] = uint32(i)
-		}
-		sort.SliceStable(order, func(i, j int) bool { return ranks[order[i]] > ranks[order[j]] })
-		secs[secRanks], secs[secRankOrder] = rb, u32Bytes(order)
+		secs[secRanks], secs[secRankOrder] = ec.rankSections(ranks)
 	}
 
 	rest, err := encodeRest(g, problems, st, nodeIdx)

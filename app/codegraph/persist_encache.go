@@ -1,8 +1,11 @@
 package codegraph
 
 import (
+	"encoding/binary"
+	"math"
 	"math/bits"
 	"reflect"
+	"sort"
 )
 
 // encCache carries the snapshot encoder's work from one rewrite to the
@@ -36,6 +39,10 @@ type encCache struct {
 	recs    []uint32  // and its node records, nodeWords per node
 	byIDMap map[string]int32
 	byID    []uint32 // secByID made from byIDMap
+
+	ranks     []float64 // the ranks the two sections below were made from (the same slice is reused by the writer)
+	rankBytes []byte
+	rankOrder []uint32
 
 	minGarbage int // unused strings always tolerated (tests lower it)
 	unusedDiv  int // and up to used/unusedDiv of them (tests raise it)
@@ -136,4 +143,27 @@ func (ec *encCache) byIDSection(m map[string]int32) []uint32 {
 // sameMap reports whether a and b are the same map object.
 func sameMap[K comparable, V any](a, b map[K]V) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// rankSections returns the ranks section and the rank order (node indexes
+// by decreasing rank, stable), reused from the last write when ranks is
+// the same slice (the writer reuses ranks over unchanged arcs, and ranks
+// are never modified).
+func (ec *encCache) rankSections(ranks []float64) (rb []byte, order []byte) {
+	if ec != nil && len(ec.ranks) == len(ranks) && len(ranks) > 0 && &ec.ranks[0] == &ranks[0] {
+		return ec.rankBytes, u32Bytes(ec.rankOrder)
+	}
+	rb = make([]byte, 0, len(ranks)*8)
+	for _, r := range ranks {
+		rb = binary.LittleEndian.AppendUint64(rb, math.Float64bits(r))
+	}
+	ord := make([]uint32, len(ranks))
+	for i := range ord {
+		ord[i] = uint32(i)
+	}
+	sort.SliceStable(ord, func(i, j int) bool { return ranks[ord[i]] > ranks[ord[j]] })
+	if ec != nil {
+		ec.ranks, ec.rankBytes, ec.rankOrder = ranks, rb, ord
+	}
+	return rb, u32Bytes(ord)
 }

@@ -311,6 +311,16 @@ func TestIncrementalRewritesEqualFresh(t *testing.T) {
 				}
 			}
 		}
+		want := fresh.Rank(nil)
+		got, err := r.GlobalRank(0)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%s: GlobalRank: %d (%v), want %d", what, len(got), err, len(want))
+		}
+		for k := range want {
+			if got[k].Score != want[k].Score || got[k].Node.ID != want[k].Node.ID {
+				t.Fatalf("%s: GlobalRank %d: %s, want %s", what, k, got[k].Node.ID, want[k].Node.ID)
+			}
+		}
 		r.Close()
 	}
 	state := func() (fresh bool, reused, unused int, kept bool) {

@@ -188,6 +188,16 @@ func TestUpdateScale(t *testing.T) {
 	logf("rewrite of the persisted graph after the edits", time.Since(w), cpu()-c)
 	// Bursts as a user makes them: one edit, then the rewrite, each pair
 	// timed together (the rewrite called at once instead of 1 s later).
+	// CODELOOM_BURST_PROF: the CPU profile of the bursts alone.
+	stopBurst := func() {}
+	if prof := os.Getenv("CODELOOM_BURST_PROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		stopBurst = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 	for _, k := range []struct {
 		name string
 		src  []byte
@@ -197,6 +207,7 @@ func TestUpdateScale(t *testing.T) {
 		p.flushSnapshot()
 		logf("burst: "+k.name+" + rewrite", time.Since(w), cpu()-c)
 	}
+	stopBurst()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
