@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,10 +40,21 @@ func TestPersistKillChild(t *testing.T) {
 	root := os.Getenv(killRootEnv)
 	stop := os.Getenv(killStopEnv)
 	out := bufio.NewWriter(os.Stdout)
+	// A stop "stage#k" is the k-th time the stage is reached (reported as
+	// such from the second time on, besides the plain name).
+	var mu sync.Mutex
+	seen := map[string]int{}
 	hook := func(stage string) {
+		mu.Lock()
+		seen[stage]++
+		nth := fmt.Sprintf("%s#%d", stage, seen[stage])
 		fmt.Fprintf(out, "STAGE %s\n", stage)
+		if seen[stage] > 1 {
+			fmt.Fprintf(out, "STAGE %s\n", nth)
+		}
 		out.Flush()
-		if stage == stop {
+		mu.Unlock()
+		if stage == stop || nth == stop {
 			time.Sleep(time.Hour) // the parent kills us here
 		}
 	}

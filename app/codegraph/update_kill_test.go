@@ -69,7 +69,10 @@ func TestPersistKillDuringEdits(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	stops := []string{"update-cache-saved", "snapshot-ranks-reused", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed", "done", "", "", ""}
+	// "#2" and "#3": the later rewrites, which continue the first one's
+	// string table and copy its records (encCache).
+	stops := []string{"snapshot-encoded#2", "snapshot-half-written#2", "snapshot-renamed#2", "snapshot-half-written#3",
+		"update-cache-saved", "snapshot-ranks-reused", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed", "done", "", "", ""}
 	for _, stop := range stops {
 		root := writeTree(t, persistFixture())
 		openT(t, root, Options{}).Close() // the child loads the persisted graph, then edits
