@@ -269,6 +269,22 @@ func TestIncrementalRewritesEqualFresh(t *testing.T) {
 		if _, err := p.UpdateFiles(ctx, []string{full}); err != nil {
 			t.Fatal(err)
 		}
+		// Before the rewrite a reader must see the persisted graph as
+		// stale (the writer is held off meanwhile; when the background
+		// timer already wrote this state, there is nothing to check).
+		p.snapWriteMu.Lock()
+		p.mu.Lock()
+		pending := p.snapGen != p.snapDone
+		p.mu.Unlock()
+		if pending {
+			if r, err := OpenReader(ctx, root, Options{}); r != nil || err != nil {
+				if r != nil {
+					r.Close()
+				}
+				t.Errorf("%s: a reader opened the persisted graph before the rewrite (err %v)", rel, err)
+			}
+		}
+		p.snapWriteMu.Unlock()
 		p.flushSnapshot()
 	}
 	check := func(what string) {
