@@ -242,6 +242,7 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	} else if p.enc == nil {
 		p.enc = newEncCache()
 	}
+	defer p.keepWriterStateLocked()
 	secs, err := encodeSectionsWith(j.header, j.graph, j.problems, ranks, p.enc)
 	if err != nil {
 		p.enc = nil // whatever it holds may be half updated
@@ -268,6 +269,41 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	p.snapCost = p.snapEnd.Sub(start)
 	p.mu.Unlock()
 	return nil
+}
+
+// defaultEncKeep is how long the writer's state kept between rewrites (the
+// encoder's, encCache, and the last ranks with their arcs: about 110 MB on
+// pyenv) outlives the last rewrite: an editing session keeps it, an idle
+// project gives that memory back (the next rewrite then starts afresh).
+const defaultEncKeep = 2 * time.Minute
+
+// keepWriterStateLocked (snapWriteMu held) schedules the release of the
+// writer's state encKeep from now, unless another rewrite comes first.
+func (p *Project) keepWriterStateLocked() {
+	p.encWrites++
+	n := p.encWrites
+	keep := p.encKeep
+	if keep <= 0 {
+		keep = defaultEncKeep
+	}
+	if p.encTimer != nil {
+		p.encTimer.Stop()
+	}
+	p.encTimer = time.AfterFunc(keep, func() {
+		p.snapWriteMu.Lock()
+		defer p.snapWriteMu.Unlock()
+		if p.encWrites == n {
+			p.releaseWriterStateLocked()
+		}
+	})
+}
+
+// releaseWriterStateLocked (snapWriteMu held) drops the writer's state.
+func (p *Project) releaseWriterStateLocked() {
+	if p.encTimer != nil {
+		p.encTimer.Stop()
+	}
+	p.enc, p.rankArcsLast, p.rankArcsRanks = nil, nil, nil
 }
 
 // globalRanksWriter is globalRanks for the snapshot writer (snapWriteMu

@@ -382,4 +382,28 @@ func TestIncrementalRewritesEqualFresh(t *testing.T) {
 	if fresh, _, _, _ := state(); !fresh {
 		t.Errorf("write after the limit did not start a fresh table")
 	}
+	// Idle: the writer's state is released encKeep after the last write;
+	// the next rewrite starts afresh and is still right.
+	p.snapWriteMu.Lock()
+	p.encKeep = 20 * time.Millisecond
+	p.snapWriteMu.Unlock()
+	edit("cg/graph.go", comment)
+	released := false
+	for i := 0; i < 500 && !released; i++ {
+		time.Sleep(10 * time.Millisecond)
+		p.snapWriteMu.Lock()
+		released = p.enc == nil && p.rankArcsLast == nil && p.rankArcsRanks == nil
+		p.snapWriteMu.Unlock()
+	}
+	if !released {
+		t.Errorf("writer state not released after an idle period")
+	}
+	p.snapWriteMu.Lock()
+	p.encKeep = time.Hour
+	p.snapWriteMu.Unlock()
+	edit("cg/graph.go", comment)
+	check("after a release")
+	if fresh, _, _, _ := state(); !fresh {
+		t.Errorf("write after a release did not start a fresh table")
+	}
 }

@@ -103,7 +103,10 @@ type Project struct {
 	// reuses them (rank.go, sameArcs).
 	rankArcsLast  *rankArcs
 	rankArcsRanks []float64
-	enc           *encCache // the encoder's state kept between rewrites after updates (persist_encache.go; snapWriteMu)
+	enc           *encCache     // the encoder's state kept between rewrites after updates (persist_encache.go; snapWriteMu)
+	encWrites     uint64        // rewrites so far (snapWriteMu): releaseWriterState frees the state above if no later one came
+	encTimer      *time.Timer   // releases it encKeep after the last rewrite
+	encKeep       time.Duration // 0: defaultEncKeep (tests shorten it)
 
 	idleMu  sync.Mutex
 	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs
@@ -276,6 +279,9 @@ func (p *Project) Close() error {
 	}
 	p.mu.Unlock()
 	p.flushSnapshot() // an update not persisted yet
+	p.snapWriteMu.Lock()
+	p.releaseWriterStateLocked()
+	p.snapWriteMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
