@@ -198,14 +198,31 @@ func TestUpdateScale(t *testing.T) {
 		pprof.StartCPUProfile(f)
 		stopBurst = func() { pprof.StopCPUProfile(); f.Close() }
 	}
-	for _, k := range []struct {
-		name string
-		src  []byte
-	}{{"comment appended", commentEdit(1)}, {"body edit", bodyEdit(0)}, {"body edit back", bodyEdit(1)}, {"comment appended", commentEdit(2)}} {
+	bursts := 8
+	if v, err := strconv.Atoi(os.Getenv("CODELOOM_BURSTS")); err == nil && v > 0 {
+		bursts = v
+	}
+	var bw, bc []time.Duration
+	for i := 0; i < bursts; i++ {
+		src := commentEdit(i + 1) // lines shifted, no reference changed
+		if i%2 == 1 {
+			src = bodyEdit(i / 2) // a string changed, then back
+		}
 		w, c := time.Now(), cpu()
-		update(k.src)
+		update(src)
 		p.flushSnapshot()
-		logf("burst: "+k.name+" + rewrite", time.Since(w), cpu()-c)
+		bw, bc = append(bw, time.Since(w)), append(bc, cpu()-c)
+	}
+	if bursts > 0 {
+		var sw, sc time.Duration
+		for i := range bw {
+			sw, sc = sw+bw[i], sc+bc[i]
+		}
+		t.Logf("burst (one edit + rewrite) CPU per burst (ms): %v", msList(bc))
+		logf(fmt.Sprintf("burst: edit + rewrite (mean of %d)", bursts), sw/time.Duration(bursts), sc/time.Duration(bursts))
+		sort.Slice(bw, func(i, j int) bool { return bw[i] < bw[j] })
+		sort.Slice(bc, func(i, j int) bool { return bc[i] < bc[j] })
+		logf(fmt.Sprintf("burst: edit + rewrite (median of %d)", bursts), bw[bursts/2], bc[bursts/2])
 	}
 	stopBurst()
 	runtime.GC()
