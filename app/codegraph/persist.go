@@ -63,16 +63,28 @@ type snapshot struct {
 type strTable struct {
 	idx  map[string]uint32
 	strs []string
+	used []uint64 // when not nil, a bit per string set by id (encCache)
 }
 
 func (t *strTable) id(s string) uint64 {
-	if i, ok := t.idx[s]; ok {
-		return uint64(i)
+	i, ok := t.idx[s]
+	if !ok {
+		i = uint32(len(t.strs))
+		t.idx[s] = i
+		t.strs = append(t.strs, s)
 	}
-	i := uint32(len(t.strs))
-	t.idx[s] = i
-	t.strs = append(t.strs, s)
+	if t.used != nil {
+		t.mark(i)
+	}
 	return uint64(i)
+}
+
+// mark records that string i is used.
+func (t *strTable) mark(i uint32) {
+	for int(i/64) >= len(t.used) {
+		t.used = append(t.used, 0)
+	}
+	t.used[i/64] |= 1 << (i % 64)
 }
 
 func encodeHeader(w *encoder, h *snapHeader) {
@@ -164,6 +176,12 @@ func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 // without first copying them into one buffer. Some sections are views of
 // the graph's own arrays (its edge index): they must not be modified.
 func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([][]byte, error) {
+	return encodeSectionsWith(h, g, problems, ranks, nil)
+}
+
+// encodeSectionsWith is encodeSections continuing from the last write's
+// string table and records when ec is not nil (persist_encache.go).
+func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []float64, ec *encCache) ([][]byte, error) {
 	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
@@ -173,7 +191,7 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	secs := make([][]byte, numSections+1)
 	secs[secHeader] = hw.b
 
-	st := &strTable{idx: make(map[string]uint32, len(g.nodes)*4)}
+	st, prev := ec.begin(len(g.nodes))
 	nodeIdx := make(map[*Node]uint32, len(g.nodes))
 	for i, n := range g.nodes {
 		nodeIdx[n] = uint32(i)
@@ -187,27 +205,53 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 		return uint32(v)
 	}
 	nodes := make([]uint32, 0, len(g.nodes)*nodeWords)
-	for _, n := range g.nodes {
-		for _, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
-			nodes = append(nodes, uint32(st.id(s)))
+	// Per field, the last string and its index: consecutive nodes share
+	// their kind, path, language, parent and empty fields, and the table's
+	// map (a million strings on a large project) is the encoder's main
+	// cost. The indexes are the ones the map gives.
+	var last [nfPathB64 + 1]struct {
+		s  string
+		id uint32
+		ok bool
+	}
+	for i, n := range g.nodes {
+		if w := prev.words(i, n); w != nil {
+			nodes = append(nodes, w...)
+			continue
+		}
+		for f, s := range [...]string{n.ID, string(n.Kind), n.Name, n.QualName, n.Path, n.Language, n.Signature, n.Doc, n.Hash, n.Parent, n.PathB64} {
+			l := &last[f]
+			if !l.ok || l.s != s {
+				l.s, l.id, l.ok = s, uint32(st.id(s)), true
+			}
+			nodes = append(nodes, l.id)
 		}
 		nodes = append(nodes, u32(n.StartLine), u32(n.EndLine), u32(n.StartByte), u32(n.EndByte))
 	}
-	end := func(id string) uint32 {
-		if i, ok := g.byID[id]; ok {
-			return uint32(i) << 1
+	// Edge ends by position, read off the rows (rank.go) rather than
+	// looked up by ID.
+	from, to := edgeEnds(g)
+	end := func(pos int32, id string) uint32 {
+		if pos >= 0 {
+			return uint32(pos) << 1
 		}
 		return uint32(st.id(id))<<1 | 1
 	}
 	edges := make([]uint32, 0, len(g.edges)*edgeWords)
-	for _, e := range g.edges {
-		edges = append(edges, end(e.From), end(e.To), uint32(st.id(string(e.Kind))), u32(e.Line))
+	var lastKind EdgeKind
+	kindID, haveKind := uint32(0), false
+	for i, e := range g.edges {
+		ef, et := end(from[i], e.From), end(to[i], e.To) // strings in the map's order: From, To, Kind
+		if !haveKind || e.Kind != lastKind {
+			lastKind, kindID, haveKind = e.Kind, uint32(st.id(string(e.Kind))), true
+		}
+		edges = append(edges, ef, et, kindID, u32(e.Line))
 	}
+	from, to = nil, nil
 	secs[secNodes] = u32Bytes(nodes)
 	secs[secEdges] = u32Bytes(edges)
 
-	g.index()
-	a := g.adj
+	a := g.adj // made by edgeEnds
 	secs[secOutOff], secs[secOutEdges] = i32Bytes(a.outOff), i32Bytes(a.outEdges)
 	secs[secInOff], secs[secInEdges] = i32Bytes(a.inOff), i32Bytes(a.inEdges)
 
@@ -227,12 +271,7 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	chOff[len(g.nodes)] = uint32(len(chList))
 	secs[secChildOff], secs[secChildList] = u32Bytes(chOff), u32Bytes(chList)
 
-	ids := sortedKeys(g.byID)
-	byID := make([]uint32, len(ids))
-	for i, id := range ids {
-		byID[i] = uint32(g.byID[id])
-	}
-	secs[secByID] = u32Bytes(byID)
+	secs[secByID] = u32Bytes(ec.byIDSection(g.byID))
 	files := make([]uint32, 0, len(g.fileNode)*2)
 	for _, k := range sortedKeys(g.fileNode) {
 		i, ok := nodeIdx[g.fileNode[k]]
@@ -244,16 +283,7 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	secs[secFiles] = u32Bytes(files)
 
 	if ranks != nil && len(ranks) == len(g.nodes) {
-		rb := make([]byte, 0, len(ranks)*8)
-		for _, r := range ranks {
-			rb = binary.LittleEndian.AppendUint64(rb, math.Float64bits(r))
-		}
-		order := make([]uint32, len(ranks))
-		for i := range order {
-			order[i] = uint32(i)
-		}
-		sort.SliceStable(order, func(i, j int) bool { return ranks[order[i]] > ranks[order[j]] })
-		secs[secRanks], secs[secRankOrder] = rb, u32Bytes(order)
+		secs[secRanks], secs[secRankOrder] = ec.rankSections(ranks)
 	}
 
 	rest, err := encodeRest(g, problems, st, nodeIdx)
@@ -264,7 +294,8 @@ func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64
 	if bad != nil {
 		return nil, bad
 	}
-	st.idx, nodeIdx = nil, nil // no longer needed: collectable while the string bytes are copied
+	nodeIdx = nil
+	ec.end(st, prev, g.nodes, nodes) // keeps the table and records for the next write, or drops the map
 
 	total := 0
 	for _, s := range st.strs {

@@ -95,7 +95,18 @@ type Project struct {
 	snapGen     uint64 // state generation; bumped by every change to persist
 	snapDone    uint64 // generation last persisted
 	snapTimer   *time.Timer
-	snapWriteMu sync.Mutex // serialises snapshot writers
+	snapEnd     time.Time     // when the last snapshot write ended
+	snapCost    time.Duration // how long it took (wall), which spaces the next (scheduleSnapshotLocked)
+	snapWriteMu sync.Mutex    // serialises snapshot writers
+	// The last global ranks computed and the arcs they were computed over
+	// (guarded by snapWriteMu): a write whose graph has the same arcs
+	// reuses them (rank.go, sameArcs).
+	rankArcsLast  *rankArcs
+	rankArcsRanks []float64
+	enc           *encCache     // the encoder's state kept between rewrites after updates (persist_encache.go; snapWriteMu)
+	encWrites     uint64        // rewrites so far (snapWriteMu): releaseWriterState frees the state above if no later one came
+	encTimer      *time.Timer   // releases it encKeep after the last rewrite
+	encKeep       time.Duration // 0: defaultEncKeep (tests shorten it)
 
 	idleMu  sync.Mutex
 	idle    []map[*language]*extractor   // parsers with compiled queries, reused across runs
@@ -268,6 +279,9 @@ func (p *Project) Close() error {
 	}
 	p.mu.Unlock()
 	p.flushSnapshot() // an update not persisted yet
+	p.snapWriteMu.Lock()
+	p.releaseWriterStateLocked()
+	p.snapWriteMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true

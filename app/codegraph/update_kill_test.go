@@ -19,7 +19,9 @@ const killEdits = 6
 // a call added to a body), each an update whose graph shares the previous
 // one's storage (the hook reports "overlay" then); the persisted graph is
 // rewritten after the third edit, from that overlay graph, as the
-// background writer does, and again at Close.
+// background writer does, after the fifth (the fourth added a call: ranks
+// are computed again), and at Close (the sixth only shifted lines: the
+// writer reuses the ranks, hook "snapshot-ranks-reused").
 func runKillEdits(t *testing.T, p *Project, root string, hook func(string)) {
 	ctx := context.Background()
 	for k := 0; k < killEdits; k++ {
@@ -49,7 +51,7 @@ func runKillEdits(t *testing.T, p *Project, root string, hook func(string)) {
 		if g.ov != nil {
 			hook("overlay")
 		}
-		if k == 2 {
+		if k == 2 || k == 4 {
 			p.flushSnapshot()
 		}
 	}
@@ -67,7 +69,10 @@ func TestPersistKillDuringEdits(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	stops := []string{"update-cache-saved", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed", "done", "", "", ""}
+	// "#2" and "#3": the later rewrites, which continue the first one's
+	// string table and copy its records (encCache).
+	stops := []string{"snapshot-encoded#2", "snapshot-half-written#2", "snapshot-renamed#2", "snapshot-half-written#3",
+		"update-cache-saved", "snapshot-ranks-reused", "snapshot-encoded", "snapshot-half-written", "snapshot-synced", "snapshot-renamed", "done", "", "", ""}
 	for _, stop := range stops {
 		root := writeTree(t, persistFixture())
 		openT(t, root, Options{}).Close() // the child loads the persisted graph, then edits
@@ -78,6 +83,9 @@ func TestPersistKillDuringEdits(t *testing.T) {
 			t.Errorf("%s: stage never reached", what)
 		}
 		if stop == "done" {
+			if !contains(stages, "snapshot-ranks-reused") {
+				t.Errorf("%s: the last write did not reuse the ranks", what)
+			}
 			if countStr(stages, "overlay") != killEdits {
 				t.Errorf("%s: %d of %d edits made an overlay graph", what, countStr(stages, "overlay"), killEdits)
 			}

@@ -81,6 +81,7 @@ func (p *Project) prepare(ctx context.Context, pr *prepared, stamps []fileStamp,
 		pr.err = fmt.Errorf("load graph state: %w", err)
 		return
 	}
+	p.warmExtractors(stamps)
 	pr.files = make(map[string]*fileData, len(results))
 	pr.problems = make(map[string]*Problem, len(results))
 	puts := map[string]*fileData{}
@@ -170,4 +171,30 @@ func (p *Project) materializeLocked(ctx context.Context) error {
 	}
 	p.installPreparedLocked(pr)
 	return nil
+}
+
+// warmExtractors readies a parser, with its language's query compiled, for
+// every language of the project's files, for the first update to take
+// (takeExtractors takes the set put back last). A load from the persisted
+// graph parses nothing, so without this the first update compiled its
+// language's query on its path: 70 of its 126 ms CPU on pyenv's
+// argparse.py (the Python query), against 17 ms for a later file's first
+// update.
+func (p *Project) warmExtractors(stamps []fileStamp) {
+	set := map[*language]*extractor{}
+	for _, s := range stamps {
+		l := p.byName[s.lang]
+		if s.lang == "" || l == nil || set[l] != nil {
+			continue
+		}
+		e, err := p.newExtractor(l)
+		if err != nil {
+			p.log.Warn("codegraph prepare: parser", "lang", l.name, "err", err)
+			continue
+		}
+		set[l] = e
+	}
+	if len(set) > 0 {
+		p.putExtractors(set)
+	}
 }

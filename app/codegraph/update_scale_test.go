@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -53,9 +54,12 @@ func TestUpdateScale(t *testing.T) {
 	if target == "" {
 		t.Skip("no argparse.py or fmt/print.go in the corpus")
 	}
+	restored := false
 	defer func() {
-		os.WriteFile(full, orig, 0o644)
-		p.UpdateFiles(ctx, []string{full})
+		if !restored {
+			os.WriteFile(full, orig, 0o644)
+			p.UpdateFiles(ctx, []string{full})
+		}
 	}()
 	body := [2]string{"_('usage: ')", "_('Usage: ')"}
 	if strings.HasSuffix(target, ".go") {
@@ -100,8 +104,39 @@ func TestUpdateScale(t *testing.T) {
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
 	gc0 := readHeap()
+	stopFirst := func() {}
+	if prof := os.Getenv("CODELOOM_UPDATE_FIRSTPROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		stopFirst = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 	wl, cl := update(commentEdit(0))
+	stopFirst()
 	logf(fmt.Sprintf("first update after the load (%d GC cycles)", readHeap().Sub(gc0).gcs), wl, cl)
+	// A second file's first update: what the first update pays per file
+	// (no kept syntax tree) against per process.
+	if other, ofull, oorig := scaleTarget(t, root, "json/decoder.py", "fmt/scan.go"); other != "" {
+		if err := os.WriteFile(ofull, commentEdited(oorig, other, 0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, c := time.Now(), cpu()
+		if _, err := p.UpdateFiles(ctx, []string{ofull}); err != nil {
+			t.Fatal(err)
+		}
+		logf("first update of a second file ("+other+")", time.Since(w), cpu()-c)
+		os.WriteFile(ofull, oorig, 0o644)
+		if _, err := p.UpdateFiles(ctx, []string{ofull}); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		if p.snapTimer != nil {
+			p.snapTimer.Stop()
+		}
+		p.mu.Unlock()
+	}
 	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
 		f, err := os.Create(prof)
 		if err != nil {
@@ -151,4 +186,59 @@ func TestUpdateScale(t *testing.T) {
 	w, c = time.Now(), cpu()
 	p.flushSnapshot()
 	logf("rewrite of the persisted graph after the edits", time.Since(w), cpu()-c)
+	// Bursts as a user makes them: one edit, then the rewrite, each pair
+	// timed together (the rewrite called at once instead of 1 s later).
+	// CODELOOM_BURST_PROF: the CPU profile of the bursts alone.
+	stopBurst := func() {}
+	if prof := os.Getenv("CODELOOM_BURST_PROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		stopBurst = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+	bursts := 8
+	if v, err := strconv.Atoi(os.Getenv("CODELOOM_BURSTS")); err == nil && v > 0 {
+		bursts = v
+	}
+	var bw, bc []time.Duration
+	for i := 0; i < bursts; i++ {
+		src := commentEdit(i + 1) // lines shifted, no reference changed
+		if i%2 == 1 {
+			src = bodyEdit(i / 2) // a string changed, then back
+		}
+		w, c := time.Now(), cpu()
+		update(src)
+		p.flushSnapshot()
+		bw, bc = append(bw, time.Since(w)), append(bc, cpu()-c)
+	}
+	if bursts > 0 {
+		var sw, sc time.Duration
+		for i := range bw {
+			sw, sc = sw+bw[i], sc+bc[i]
+		}
+		t.Logf("burst (one edit + rewrite) CPU per burst (ms): %v", msList(bc))
+		logf(fmt.Sprintf("burst: edit + rewrite (mean of %d)", bursts), sw/time.Duration(bursts), sc/time.Duration(bursts))
+		sort.Slice(bw, func(i, j int) bool { return bw[i] < bw[j] })
+		sort.Slice(bc, func(i, j int) bool { return bc[i] < bc[j] })
+		logf(fmt.Sprintf("burst: edit + rewrite (median of %d)", bursts), bw[bursts/2], bc[bursts/2])
+	}
+	stopBurst()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("live heap after the bursts: %.1f MB", float64(ms.HeapAlloc)/1e6)
+	// Re-open after the edits (the file restored): a load of what was
+	// persisted.
+	update(orig)
+	p.flushSnapshot()
+	restored = true
+	p.Close()
+	w, c = time.Now(), cpu()
+	if p, err = Open(ctx, root, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	logf("re-open after the edits (from snapshot: "+boolStr(p.Report().FromSnapshot)+")", time.Since(w), cpu()-c)
+	p.Close()
 }

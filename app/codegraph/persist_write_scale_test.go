@@ -1,0 +1,68 @@
+package codegraph
+
+import (
+	"context"
+	"os"
+	"runtime/pprof"
+	"testing"
+	"time"
+)
+
+// TestSnapshotEncodeScale measures what a rewrite of the persisted graph
+// costs on a big corpus (a COPY, as TestUpdateScale): global PageRank and
+// the encoding, each timed over CODELOOM_SNAP_ROUNDS rounds (3) on the
+// graph loaded from the persisted one. With CODELOOM_SNAP_OUT set, the
+// encoded file is written there, to compare two builds' bytes (the same
+// graph and ranks must give the same file). Skipped unless
+// CODELOOM_SCALE_CORPUS names the folder (BENCHMARKS.md, snapwrite).
+func TestSnapshotEncodeScale(t *testing.T) {
+	root := scaleCorpus(t)
+	ctx := context.Background()
+	p, err := Open(ctx, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	g := p.Graph()
+	p.mu.Lock()
+	h := p.headerLocked()
+	p.mu.Unlock()
+	logf := func(what string, wall, c time.Duration) {
+		t.Logf("%-40s wall %8.1f ms  CPU %8.1f ms", what, float64(wall)/1e6, float64(c)/1e6)
+	}
+	rounds := 3
+	if v := os.Getenv("CODELOOM_SNAP_ROUNDS"); v != "" {
+		if n, err := time.ParseDuration(v + "ns"); err == nil && n > 0 {
+			rounds = int(n)
+		}
+	}
+	if prof := os.Getenv("CODELOOM_SNAP_PROF"); prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	var ranks []float64
+	var data []byte
+	for r := 0; r < rounds; r++ {
+		w, c := time.Now(), processCPU()
+		ranks = globalRanks(g)
+		logf("global PageRank", time.Since(w), processCPU()-c)
+		w, c = time.Now(), processCPU()
+		var secs [][]byte
+		if secs, err = encodeSections(h, g, nil, ranks); err != nil {
+			t.Fatal(err)
+		}
+		logf("encode sections (the writer's)", time.Since(w), processCPU()-c)
+		w, c = time.Now(), processCPU()
+		data = assembleSnapshot(secs)
+		logf("checksums and one buffer (test only)", time.Since(w), processCPU()-c)
+	}
+	if out := os.Getenv("CODELOOM_SNAP_OUT"); out != "" {
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
