@@ -46,7 +46,7 @@ func wordStartSearch(g *codegraph.Graph, query string, limit int) []string {
 	lq := strings.ToLower(q)
 	var hits []hit
 	for _, n := range g.Nodes() {
-		if n == nil || n.Kind == codegraph.KindPackage || !maySpell(lq, n.Name) {
+		if n == nil || n.Kind == codegraph.KindPackage || !codegraph.HoldsInOrder(n.Name, lq) {
 			continue
 		}
 		if s := wordStartMatch(query, n.Name); s > 0 {

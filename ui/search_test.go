@@ -10,21 +10,22 @@ import (
 	"codeloom/app/codegraph"
 )
 
-// maySpell only skips names wordStartMatch would reject.
-func TestMaySpellKeepsEveryWordStartMatch(t *testing.T) {
+// The prefilter the search box runs (codegraph.HoldsInOrder) only skips
+// names wordStartMatch would reject.
+func TestHoldsInOrderKeepsEveryWordStartMatch(t *testing.T) {
 	names := []string{"store_json", "StoreJSON", "Popen", "_Popen", "parse_args", "HTTPServer", "line_total",
 		"getattr", "__init__", "Ünïcode_name", "naïve_Ström", "x", "", "a.b.c", "camelCaseName", "ABC_def"}
 	queries := []string{"storjson", "popen", "Popen", "pa", "httpserv", "ltot", "gat", "init", "ün", "naïve", "ström",
 		"x", "abcd", "ccn", "cam", "ABC", "q", "  popen  ", "store_json"}
 	for _, n := range names {
 		for _, q := range queries {
-			if wordStartMatch(q, n) > 0 && !maySpell(lower(q), n) {
-				t.Errorf("maySpell(%q, %q) = false, but wordStartMatch = %d", q, n, wordStartMatch(q, n))
+			if wordStartMatch(q, n) > 0 && !codegraph.HoldsInOrder(n, lower(q)) {
+				t.Errorf("HoldsInOrder(%q, %q) = false, but wordStartMatch = %d", n, q, wordStartMatch(q, n))
 			}
 		}
 	}
-	if maySpell("popen", "parse_args") || maySpell("zz", "Popen") {
-		t.Error("maySpell keeps names that cannot be spelt")
+	if codegraph.HoldsInOrder("parse_args", "popen") || codegraph.HoldsInOrder("Popen", "zz") {
+		t.Error("HoldsInOrder keeps names that cannot be spelt")
 	}
 }
 

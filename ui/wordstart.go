@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // nameWords splits an identifier into lower-case words at underscores,
@@ -32,29 +31,6 @@ func nameWords(s string) []string {
 	}
 	flush()
 	return words
-}
-
-// maySpell reports whether lq (a lower-cased query) can be spelt from name
-// at all: a word-start match uses the query's letters in order, so they must
-// appear in order in the lower-cased name. It allocates nothing, so the
-// search box calls it before splitting a name into words (on a 315,000-node
-// project nearly every name fails here). Non-ASCII text is left to
-// wordStartMatch.
-func maySpell(lq, name string) bool {
-	j := 0
-	for i := 0; i < len(name) && j < len(lq); i++ {
-		c := name[i]
-		if c >= utf8.RuneSelf || lq[j] >= utf8.RuneSelf {
-			return true
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c == lq[j] {
-			j++
-		}
-	}
-	return j == len(lq)
 }
 
 // wordStartMatch reports whether query can be spelt by prefixes of the

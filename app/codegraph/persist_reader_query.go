@@ -112,18 +112,16 @@ func (c candidateNames) Len() int            { return len(c.names) }
 func fuzzyCandidates(query string, src fuzzy.Source) candidateNames {
 	n := src.Len()
 	var c candidateNames
-	pat := []byte(query)
 	ascii := true
-	for k, b := range pat {
-		if b >= utf8RuneSelf {
+	for k := 0; k < len(query); k++ {
+		if query[k] >= utf8RuneSelf {
 			ascii = false
 			break
 		}
-		pat[k] = lowerASCII(b)
 	}
 	for i := 0; i < n; i++ {
 		s := src.String(i)
-		if ascii && !holdsInOrder(s, pat) {
+		if ascii && !HoldsInOrder(s, query) {
 			continue
 		}
 		c.names = append(c.names, s)
@@ -142,21 +140,24 @@ func lowerASCII(b byte) byte {
 	return b
 }
 
-// holdsInOrder reports whether s holds the lower-case ASCII bytes of pat in
-// order, ASCII letters compared case-insensitively; true as soon as s has a
-// non-ASCII byte (see fuzzyCandidates).
-func holdsInOrder(s string, pat []byte) bool {
+// HoldsInOrder reports whether name holds the bytes of query in order,
+// ASCII letters compared case-insensitively: a test that every match of a
+// matcher spelling the query's letters in order (fuzzy search, word-start
+// search) passes, made without allocating, so searches over every node run
+// it before the matcher. True as soon as either holds a non-ASCII byte (a
+// rune that may fold to an ASCII letter, such as the Kelvin sign).
+func HoldsInOrder(name, query string) bool {
 	k := 0
-	for j := 0; j < len(s) && k < len(pat); j++ {
-		b := s[j]
-		if b >= utf8RuneSelf {
+	for j := 0; j < len(name) && k < len(query); j++ {
+		b, q := name[j], query[k]
+		if b >= utf8RuneSelf || q >= utf8RuneSelf {
 			return true
 		}
-		if lowerASCII(b) == pat[k] {
+		if lowerASCII(b) == lowerASCII(q) {
 			k++
 		}
 	}
-	return k == len(pat)
+	return k == len(query)
 }
 
 // Search is Graph.Search on the persisted graph: the matcher reads names in
