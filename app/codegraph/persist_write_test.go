@@ -177,13 +177,7 @@ func TestSnapshotWriteReusesRanks(t *testing.T) {
 	}
 	persisted := func(what string) {
 		t.Helper()
-		p.mu.Lock()
-		h := p.headerLocked()
-		p.mu.Unlock()
-		snap, err := p.loadSnapshot(h)
-		if err != nil || snap == nil {
-			t.Fatalf("%s: persisted graph not current: %v", what, err)
-		}
+		snap := currentSnapshot(t, p, what)
 		q := openT(t, root, Options{NoCache: true})
 		if want := globalRanks(q.Graph()); !sameFloats(snap.ranks, want) {
 			t.Errorf("%s: persisted ranks differ from a fresh index's", what)
@@ -289,13 +283,7 @@ func TestIncrementalRewritesEqualFresh(t *testing.T) {
 	}
 	check := func(what string) {
 		t.Helper()
-		p.mu.Lock()
-		h := p.headerLocked()
-		p.mu.Unlock()
-		snap, err := p.loadSnapshot(h)
-		if err != nil || snap == nil {
-			t.Fatalf("%s: persisted graph not current: %v", what, err)
-		}
+		snap := currentSnapshot(t, p, what)
 		q := openT(t, root, Options{NoCache: true})
 		fresh := q.Graph()
 		graphsEqual(t, what+": decoded", snap.graph, fresh)
@@ -406,4 +394,18 @@ func TestIncrementalRewritesEqualFresh(t *testing.T) {
 	if fresh, _, _, _ := state(); !fresh {
 		t.Errorf("write after a release did not start a fresh table")
 	}
+}
+
+// currentSnapshot loads p's persisted graph, failing the test unless it
+// stands for p's current state.
+func currentSnapshot(t *testing.T, p *Project, what string) *snapshot {
+	t.Helper()
+	p.mu.Lock()
+	h := p.headerLocked()
+	p.mu.Unlock()
+	snap, err := p.loadSnapshot(h)
+	if err != nil || snap == nil {
+		t.Fatalf("%s: persisted graph not current: %v", what, err)
+	}
+	return snap
 }
