@@ -406,6 +406,21 @@ type argSiteText struct {
 	def         int32
 }
 
+// changedScopes marks in scopes the scope of every key whose list differs
+// between the tables old and cur (present in one only, or unequal).
+func changedScopes[E comparable](scopes map[int32]bool, old, cur map[hintKey][]E) {
+	for k, v := range cur {
+		if !slices.Equal(v, old[k]) {
+			scopes[k.scope] = true
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			scopes[k.scope] = true
+		}
+	}
+}
+
 // diffArgs compares the versions o and fb of a file.
 func diffArgs(o, fb *fileBuild) *argDiff {
 	d := &argDiff{sites: map[argSiteText]int{}, scopes: map[int32]bool{}}
@@ -419,26 +434,8 @@ func diffArgs(o, fb *fileBuild) *argDiff {
 			d.sites[argSiteText{r.Object, r.Name, r.Def}]--
 		}
 	}
-	for k, v := range fb.flow {
-		if !slices.Equal(v, o.flow[k]) {
-			d.scopes[k.scope] = true
-		}
-	}
-	for k := range o.flow {
-		if _, ok := fb.flow[k]; !ok {
-			d.scopes[k.scope] = true
-		}
-	}
-	for k, v := range fb.hints {
-		if !slices.Equal(v, o.hints[k]) {
-			d.scopes[k.scope] = true
-		}
-	}
-	for k := range o.hints {
-		if _, ok := fb.hints[k]; !ok {
-			d.scopes[k.scope] = true
-		}
-	}
+	changedScopes(d.scopes, o.flow, fb.flow)
+	changedScopes(d.scopes, o.hints, fb.hints)
 	for k := range fb.locals {
 		if !o.locals[k] {
 			d.scopes[k.parent] = true

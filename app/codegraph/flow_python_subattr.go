@@ -43,6 +43,28 @@ func (fe *flowEval) subAttrOwners(cls, name string) []string {
 // hierWalk).
 func (b *builder) walkSubAttrOwners(cls, name string) []string {
 	var out []string
+	for _, s := range b.subclassWalk(cls) {
+		// The first class along s's bases that sets name, past those
+		// cls has (they do not): s itself or a mixin it adds.
+		b.walkMRO(s, func(c string) bool {
+			if b.subclassOf(cls, c) {
+				return true
+			}
+			if !b.pySetsAttr(c, name) {
+				return true
+			}
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+			return false
+		})
+	}
+	return out
+}
+
+// subclassWalk returns the subclasses of cls, theirs and so on, breadth
+// first, each once, at most maxSubclassWalk-1 of them.
+func (b *builder) subclassWalk(cls string) []string {
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
 		for _, s := range b.subs[queue[i]] {
@@ -50,23 +72,9 @@ func (b *builder) walkSubAttrOwners(cls, name string) []string {
 				continue
 			}
 			queue = append(queue, s)
-			// The first class along s's bases that sets name, past those
-			// cls has (they do not): s itself or a mixin it adds.
-			b.walkMRO(s, func(c string) bool {
-				if b.subclassOf(cls, c) {
-					return true
-				}
-				if !b.pySetsAttr(c, name) {
-					return true
-				}
-				if !slices.Contains(out, c) {
-					out = append(out, c)
-				}
-				return false
-			})
 		}
 	}
-	return out
+	return queue[1:]
 }
 
 // pySetsAttr reports that class c itself sets attribute name: what
@@ -117,17 +125,10 @@ func (b *builder) pySubclassMethods(cls, name string) []string {
 // walkSubclassMethods is pySubclassMethods' walk.
 func (b *builder) walkSubclassMethods(cls, name string) []string {
 	var out []string
-	queue := []string{cls}
-	for i := 0; i < len(queue); i++ {
-		for _, s := range b.subs[queue[i]] {
-			if len(queue) >= maxSubclassWalk || slices.Contains(queue, s) {
-				continue
-			}
-			queue = append(queue, s)
-			if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
-				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
-					out = append(out, id)
-				}
+	for _, s := range b.subclassWalk(cls) {
+		if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
+			if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
+				out = append(out, id)
 			}
 		}
 	}

@@ -225,23 +225,8 @@ func (g *Graph) compact() *Graph {
 		return f
 	}
 	base := src.base
-	base.index()
-	a := base.adj
 	n := g.numEdges()
-	// Endpoint positions of the base's edges, from its rows.
-	bFrom := make([]int32, len(base.edges))
-	bTo := make([]int32, len(base.edges))
-	for i := range bFrom {
-		bFrom[i], bTo[i] = -1, -1
-	}
-	for v := 0; v+1 < len(a.outOff); v++ {
-		for _, e := range a.outEdges[a.outOff[v]:a.outOff[v+1]] {
-			bFrom[e] = int32(v)
-		}
-		for _, e := range a.inEdges[a.inOff[v]:a.inOff[v+1]] {
-			bTo[e] = int32(v)
-		}
-	}
+	bFrom, bTo := edgeEnds(base) // endpoint positions of the base's edges, from its rows
 	edges := make([]Edge, 0, n)
 	from := make([]int32, 0, n)
 	to := make([]int32, 0, n)
