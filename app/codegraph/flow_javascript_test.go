@@ -157,15 +157,24 @@ func applyEdit(t *testing.T, p *Project, root string, i int, file, from, to stri
 // under root), failing when from is not there; it returns the file's path.
 func writeEdit(t *testing.T, root string, i int, file, from, to string) string {
 	t.Helper()
+	return rewriteFile(t, root, file, func(src string) string {
+		if !strings.Contains(src, from) {
+			t.Fatalf("edit %d: %q not in %s", i, from, file)
+		}
+		return strings.Replace(src, from, to, 1)
+	})
+}
+
+// rewriteFile replaces the text of file (a slash path under root) by
+// fn's answer and returns its path.
+func rewriteFile(t *testing.T, root, file string, fn func(string) string) string {
+	t.Helper()
 	path := filepath.Join(root, filepath.FromSlash(file))
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), from) {
-		t.Fatalf("edit %d: %q not in %s", i, from, file)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(src), from, to, 1)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fn(string(src))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

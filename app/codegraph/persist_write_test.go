@@ -159,14 +159,7 @@ func TestSnapshotWriteReusesRanks(t *testing.T) {
 		mu.Lock()
 		seen = nil
 		mu.Unlock()
-		full := filepath.Join(root, filepath.FromSlash(rel))
-		src, err := os.ReadFile(full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(f(string(src))), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		full := rewriteFile(t, root, rel, f)
 		if _, err := p.UpdateFiles(ctx, []string{full}); err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,14 +34,7 @@ func runKillEdits(t *testing.T, p *Project, root string, hook func(string)) {
 		if k == 3 {
 			fn = func(s string) string { return strings.Replace(s, "    it.save()\n", "    it.save()\n    env()\n", 1) }
 		}
-		path := filepath.Join(root, filepath.FromSlash(file))
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(fn(string(src))), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := rewriteFile(t, root, file, fn)
 		g, err := p.UpdateFiles(ctx, []string{path})
 		if err != nil {
 			t.Fatal(err)

@@ -107,18 +107,6 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 	root := writeTree(t, files)
 	p := openT(t, root, Options{NoCache: true})
 	ctx := context.Background()
-	edit := func(file string, fn func(string) string) string {
-		t.Helper()
-		path := filepath.Join(root, filepath.FromSlash(file))
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(fn(string(src))), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	replace := func(from, to string) func(string) string {
 		return func(s string) string {
 			if !strings.Contains(s, from) {
@@ -133,7 +121,7 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 		prev := p.Graph()
 		path := filepath.Join(root, filepath.FromSlash(file))
 		if fn != nil {
-			path = edit(file, fn)
+			path = rewriteFile(t, root, file, fn)
 		} else if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +196,7 @@ func TestOverlayUpdatesEqualFresh(t *testing.T) {
 	step("another file (overlay holds two)", "py/pkg/models.py", replace("return 2", "\n\n        return 3"), true)
 	step("Go method in another file than its type", "shape/sq.go", replace("return q.s * q.s", "\n\treturn q.s * q.Side()"), true)
 	step("Go dispatch goes", "main.go", replace("t += x.Area()", "t += 1"), true)
-	also = []string{edit("shape/more.go", replace("func (q Sq) Double", "// Double doubles.\nfunc (q Sq) Double"))}
+	also = []string{rewriteFile(t, root, "shape/more.go", replace("func (q Sq) Double", "// Double doubles.\nfunc (q Sq) Double"))}
 	step("two files with methods of one type", "shape/sq.go", replace("func (q Sq) Side", "// Side is s.\nfunc (q Sq) Side"), true)
 	g = step("Go dispatch comes back", "main.go", replace("t += 1", "t += x.Area()"), true)
 	wantEdge(t, g, "ex.total", "ex/shape.Sq.Area", EdgeDispatches)
