@@ -45,8 +45,8 @@ func wordStartSearch(g *codegraph.Graph, query string, limit int) []string {
 	q := strings.TrimSpace(query)
 	lq := strings.ToLower(q)
 	var hits []hit
-	for _, n := range g.Nodes() {
-		if n == nil || n.Kind == codegraph.KindPackage || !codegraph.HoldsInOrder(n.Name, lq) {
+	for _, n := range g.NamesHolding(lq) {
+		if n == nil || n.Kind == codegraph.KindPackage {
 			continue
 		}
 		if s := wordStartMatch(query, n.Name); s > 0 {
@@ -56,14 +56,26 @@ func wordStartSearch(g *codegraph.Graph, query string, limit int) []string {
 	if len(hits) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
-	cut := hits[min(limit, len(hits))-1].score
-	for i := range hits {
-		if hits[i].score < cut {
-			break
-		}
-		hits[i].refs = len(g.In(hits[i].n.ID))
+	if limit <= 0 {
+		limit = len(hits)
 	}
+	// Only hits scoring at least the limit-th best score can be shown: keep
+	// those (in node order, so the stable sort below orders them as it
+	// would order every hit) and count their references.
+	scores := make([]int, len(hits))
+	for i, h := range hits {
+		scores[i] = h.score
+	}
+	slices.Sort(scores)
+	cut := scores[len(scores)-min(limit, len(scores))]
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.score >= cut {
+			h.refs = len(g.In(h.n.ID))
+			kept = append(kept, h)
+		}
+	}
+	hits = kept
 	slices.SortStableFunc(hits, func(a, b hit) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c

@@ -64,4 +64,17 @@ func TestSuggestionsPreferExactThenReferenced(t *testing.T) {
 			t.Errorf("suggestion %d: %v, want %s", i, n, want[i])
 		}
 	}
+	// A shorter list is the start of the longer one: the references are
+	// counted for every hit that can make the cut, however small.
+	for limit := 1; limit < 3; limit++ {
+		ws := wordStartSearch(p.Graph(), "Popen", limit)
+		if len(ws) != limit {
+			t.Fatalf("limit %d: %v", limit, ws)
+		}
+		for i, id := range ws {
+			if n, _ := p.Graph().Node(id); n == nil || n.QualName != want[i] {
+				t.Errorf("limit %d, suggestion %d: %v, want %s", limit, i, n, want[i])
+			}
+		}
+	}
 }

@@ -3,12 +3,46 @@ package ui
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // nameWords splits an identifier into lower-case words at underscores,
 // dots, dashes, slashes and camelCase humps: "store_json" → [store json],
 // "StoreJSON" → [store json].
 func nameWords(s string) []string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return nameWordsRunes(s)
+		}
+	}
+	var words []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, strings.ToLower(s[start:end]))
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '_' || c == '.' || c == '-' || c == '/' || c == ' ' || c == '(' || c == ')':
+			flush(i)
+			start = i + 1
+		case isUpperASCII(c) && i > 0 && (isLowerASCII(s[i-1]) || (i+1 < len(s) && isLowerASCII(s[i+1]) && isUpperASCII(s[i-1]))):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(s))
+	return words
+}
+
+func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// nameWordsRunes is nameWords for a name with a non-ASCII rune, splitting
+// at Unicode case changes; an ASCII name gives the same words from both
+// (nameWords slices the name instead of copying runes).
+func nameWordsRunes(s string) []string {
 	var words []string
 	var cur []rune
 	rs := []rune(s)

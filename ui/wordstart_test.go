@@ -1,6 +1,9 @@
 package ui
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestWordStartMatch(t *testing.T) {
 	for _, c := range []struct {
@@ -21,5 +24,17 @@ func TestWordStartMatch(t *testing.T) {
 	}
 	if wordStartMatch("storjson", "store_json") <= wordStartMatch("storjson", "store_big_json_file") {
 		t.Error("a tighter match does not score higher")
+	}
+}
+
+// nameWords slices an ASCII name in place; it splits every name as the
+// rune-by-rune splitter does.
+func TestNameWordsASCIIMatchesRunes(t *testing.T) {
+	for _, n := range []string{"store_json", "StoreJSON", "HTTPServer", "getHTTPResponse", "__init__", "a.b-c/d e(f)g)",
+		"ABC", "aB", "Ab", "X", "", "_", "JSONDecoder", "parse_args2", "v2Beta", "ABCdef", "abcDEF", "A_B_C", "..x..", "IOError",
+		"naïve_Ström", "ÜberCase"} {
+		if got, want := nameWords(n), nameWordsRunes(n); !reflect.DeepEqual(got, want) {
+			t.Errorf("nameWords(%q) = %q, rune by rune %q", n, got, want)
+		}
 	}
 }

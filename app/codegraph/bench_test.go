@@ -258,3 +258,29 @@ func BenchmarkQueries(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSearch times fuzzy search as the search box calls it (a short
+// limit) and as the CLI does (every match), for a common short query and a
+// rarer one. $CODEGRAPH_BENCH_DIR is opened with its cache (use a copy);
+// the default corpus is indexed without one.
+func BenchmarkSearch(b *testing.B) {
+	dir := benchDir(b)
+	p, err := Open(context.Background(), dir, Options{NoCache: os.Getenv("CODEGRAPH_BENCH_DIR") == "", NoUpdates: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	g := p.Graph()
+	for _, q := range []string{"get", "Popen", "parse_args"} {
+		for _, limit := range []int{8, 0} {
+			b.Run(fmt.Sprintf("%s/limit=%d", q, limit), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if len(g.Search(q, limit)) == 0 {
+						b.Fatalf("no match for %q", q)
+					}
+				}
+			})
+		}
+	}
+}

@@ -30,6 +30,9 @@ type Graph struct {
 
 	idxOnce sync.Once
 	adj     *adjacency // built on first use of Out, In and the walks over them
+
+	classOnce sync.Once
+	classes   []uint32 // byteClasses of every node's name, made on the first search (search_filter.go)
 }
 
 // adjacency lists every node's edges in compressed sparse rows: the edges

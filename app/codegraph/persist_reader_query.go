@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -90,76 +89,6 @@ func (s readerNames) String(i int) string {
 }
 func (s readerNames) Len() int { return s.r.n }
 
-// candidateNames is the part of a fuzzy.Source that can match a query:
-// names[k] is the name of source entry idx[k], read once.
-type candidateNames struct {
-	names []string
-	idx   []int
-}
-
-func (c candidateNames) String(i int) string { return c.names[i] }
-func (c candidateNames) Len() int            { return len(c.names) }
-
-// fuzzyCandidates keeps the entries of src that fuzzy.FindFrom could
-// match: its matches are the query's runes found in order in the name
-// (each compared case-folded), so a name that does not hold the query's
-// bytes in order, ASCII letters compared case-insensitively, cannot match.
-// A name with a non-ASCII byte (a rune that may fold to an ASCII letter,
-// such as the Kelvin sign) and every name of a non-ASCII query are kept.
-// The matcher scores each name on its own and keeps the source's order, so
-// its answer on the candidates is its answer on src (positions mapped
-// through idx).
-func fuzzyCandidates(query string, src fuzzy.Source) candidateNames {
-	n := src.Len()
-	var c candidateNames
-	ascii := true
-	for k := 0; k < len(query); k++ {
-		if query[k] >= utf8RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	for i := 0; i < n; i++ {
-		s := src.String(i)
-		if ascii && !HoldsInOrder(s, query) {
-			continue
-		}
-		c.names = append(c.names, s)
-		c.idx = append(c.idx, i)
-	}
-	return c
-}
-
-// utf8RuneSelf is utf8.RuneSelf: bytes below it are one-byte runes.
-const utf8RuneSelf = 0x80
-
-func lowerASCII(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
-}
-
-// HoldsInOrder reports whether name holds the bytes of query in order,
-// ASCII letters compared case-insensitively: a test that every match of a
-// matcher spelling the query's letters in order (fuzzy search, word-start
-// search) passes, made without allocating, so searches over every node run
-// it before the matcher. True as soon as either holds a non-ASCII byte (a
-// rune that may fold to an ASCII letter, such as the Kelvin sign).
-func HoldsInOrder(name, query string) bool {
-	k := 0
-	for j := 0; j < len(name) && k < len(query); j++ {
-		b, q := name[j], query[k]
-		if b >= utf8RuneSelf || q >= utf8RuneSelf {
-			return true
-		}
-		if lowerASCII(b) == lowerASCII(q) {
-			k++
-		}
-	}
-	return k == len(query)
-}
-
 // Search is Graph.Search on the persisted graph: the matcher reads names in
 // place and only the nodes returned are copied out.
 func (r *Reader) Search(query string, limit int) (out []Match, err error) {
@@ -172,32 +101,18 @@ func (r *Reader) Search(query string, limit int) (out []Match, err error) {
 		return nil, nil
 	}
 	src := readerNames{r: r, qual: strings.ContainsAny(query, "./")}
-	cand := fuzzyCandidates(query, src)
-	ms := fuzzy.FindFrom(query, cand)
+	cand := fuzzyCandidates(query, src, nil)
+	ms := fuzzy.FindFromNoSort(query, cand)
 	lq := strings.ToLower(query)
-	type hit struct {
-		i     int
-		score float64
-		qlen  int
-	}
-	hits := make([]hit, 0, len(ms))
-	for _, m := range ms {
+	hits := make([]searchHit, len(ms))
+	for k, m := range ms {
 		i := cand.idx[m.Index]
-		s := matchScore(m.Score, cand.names[m.Index], lq, r.field(i, nfKind) == string(KindPackage))
-		hits = append(hits, hit{i, s, len(r.field(i, nfQual))})
+		hits[k] = searchHit{i, matchScore(m.Score, cand.names[m.Index], lq, r.field(i, nfKind) == string(KindPackage)), len(r.field(i, nfQual))}
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].qlen < hits[j].qlen
-	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
-	}
+	hits = bestHits(hits, limit)
 	out = make([]Match, len(hits))
 	for k, h := range hits {
-		out[k] = Match{Node: r.node(h.i), Score: h.score}
+		out[k] = Match{Node: r.node(h.pos), Score: h.score}
 	}
 	return out, nil
 }

@@ -235,47 +235,25 @@ func (g *Graph) Search(query string, limit int) []Match {
 		return nil
 	}
 	var src fuzzy.Source = searchSource(g.nodes)
+	masks := g.nameClasses()
 	if strings.ContainsAny(query, "./") {
-		src = qualSource(g.nodes)
+		src, masks = qualSource(g.nodes), nil
 	}
-	cand := fuzzyCandidates(query, src)
-	ms := fuzzy.FindFrom(query, cand)
+	cand := fuzzyCandidates(query, src, masks)
+	ms := fuzzy.FindFromNoSort(query, cand)
 	lq := strings.ToLower(query)
-	out := make([]Match, 0, len(ms))
-	for _, m := range ms {
-		nd := g.nodes[cand.idx[m.Index]]
-		out = append(out, Match{Node: nd, Score: matchScore(m.Score, cand.names[m.Index], lq, nd.Kind == KindPackage)})
+	hits := make([]searchHit, len(ms))
+	for k, m := range ms {
+		i := cand.idx[m.Index]
+		nd := g.nodes[i]
+		hits[k] = searchHit{i, matchScore(m.Score, cand.names[m.Index], lq, nd.Kind == KindPackage), len(nd.QualName)}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return len(out[i].Node.QualName) < len(out[j].Node.QualName)
-	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	hits = bestHits(hits, limit)
+	out := make([]Match, len(hits))
+	for k, h := range hits {
+		out[k] = Match{Node: g.nodes[h.pos], Score: h.score}
 	}
 	return out
-}
-
-// matchScore is a fuzzy match's score for the matched text with bonuses for
-// an exact match, a last-component match and a prefix match (lq is the
-// lower-cased query); packages come after what they hold on a tie.
-func matchScore(fuzzyScore int, text, lq string, isPackage bool) float64 {
-	s := float64(fuzzyScore)
-	f := strings.ToLower(text)
-	switch {
-	case f == lq:
-		s += 1000
-	case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
-		s += 500
-	case strings.HasPrefix(f, lq):
-		s += 100
-	}
-	if isPackage {
-		s--
-	}
-	return s
 }
 
 // qualSource adapts nodes to the fuzzy matcher by qualified name (path for
