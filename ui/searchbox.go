@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"codeloom/app/codegraph"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
@@ -229,11 +232,7 @@ func (w *Workbench) suggestNodes(q string, show func([]suggestion)) {
 		var out []suggestion
 		for _, id := range snap.Search(q, maxSuggestions) {
 			if n, ok := snap.Node(id); ok {
-				where := n.Path
-				if n.StartLine > 0 {
-					where = fmt.Sprintf("%s:%d", n.Path, n.StartLine)
-				}
-				out = append(out, suggestion{id: id, label: fmt.Sprintf("%s  (%s, %s)", firstNonEmpty(n.QualName, n.Name), n.Kind, where)})
+				out = append(out, suggestion{id: id, label: suggestionLabel(n)})
 			}
 		}
 		return out
@@ -250,4 +249,42 @@ func (w *Workbench) suggestNodes(q string, show func([]suggestion)) {
 			}
 		})
 	}()
+}
+
+// Widths, in characters, a suggestion's qualified name and path are
+// shortened to: the list is about 62 characters wide, and its rows cut
+// what does not fit at the right, where the name is.
+const (
+	suggestQualMax = 44
+	suggestPathMax = 24
+)
+
+// suggestionLabel is a suggestion's text: the qualified name, its kind and
+// where it is defined, with long names and paths shortened at the left
+// (the outer packages and folders) so the name itself stays in sight.
+func suggestionLabel(n *codegraph.Node) string {
+	where := elideLeft(n.Path, suggestPathMax, "/")
+	if n.StartLine > 0 {
+		where = fmt.Sprintf("%s:%d", where, n.StartLine)
+	}
+	return fmt.Sprintf("%s  (%s, %s)", elideLeft(firstNonEmpty(n.QualName, n.Name), suggestQualMax, "./"), n.Kind, where)
+}
+
+// elideLeft returns s when it has at most max runes; else "…" and the end
+// of s that fits in max-1 runes, starting after one of seps where one is
+// found in that end (whole components), else at a rune boundary.
+func elideLeft(s string, max int, seps string) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	start := len(s)
+	for k := 0; k < max-1 && start > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:start])
+		start -= size
+	}
+	tail := s[start:]
+	if i := strings.IndexAny(tail, seps); i >= 0 && i+1 < len(tail) {
+		tail = tail[i+1:]
+	}
+	return "…" + tail
 }

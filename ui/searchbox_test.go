@@ -2,6 +2,9 @@ package ui
 
 import (
 	"testing"
+	"unicode/utf8"
+
+	"codeloom/app/codegraph"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -61,5 +64,35 @@ func TestSearchSuggestsWhileTypingAndKeysPick(t *testing.T) {
 	focused.TypedRune('x')
 	if e.Text != "lintotx" {
 		t.Errorf("typing with the list open: %q", e.Text)
+	}
+}
+
+// A long qualified name or path is shortened at the left, whole
+// components where it can, so the node's own name (and file) stay in
+// sight; short ones are shown as they are.
+func TestSuggestionLabelKeepsTheName(t *testing.T) {
+	for _, c := range []struct {
+		s, seps string
+		max     int
+		want    string
+	}{
+		{"json.decoder.JSONDecoder", "./", 56, "json.decoder.JSONDecoder"},
+		{"site-packages.jsonschema.tests.test_cli.TestParser.test_find_validator_in_default", "./", 56, "…test_cli.TestParser.test_find_validator_in_default"},
+		{"a.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "./", 10, "…bbbbbbbbb"},
+		{"pkg.naïve_ström_überlänge", "./", 12, "…m_überlänge"},
+		{"site-packages/moto/stepfunctions/parser/asl/component/state.py", "/", 32, "…parser/asl/component/state.py"},
+	} {
+		got := elideLeft(c.s, c.max, c.seps)
+		if got != c.want {
+			t.Errorf("elideLeft(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n > c.max {
+			t.Errorf("elideLeft(%q, %d) has %d runes", c.s, c.max, n)
+		}
+	}
+	n := &codegraph.Node{Name: "test_find_validator_in_default", QualName: "site-packages.jsonschema.tests.test_cli.TestParser.test_find_validator_in_default",
+		Kind: codegraph.KindMethod, Path: "site-packages/jsonschema/tests/test_cli.py", StartLine: 42}
+	if l := suggestionLabel(n); l != "…TestParser.test_find_validator_in_default  (method, …tests/test_cli.py:42)" {
+		t.Errorf("label %q", l)
 	}
 }
