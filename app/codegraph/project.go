@@ -114,6 +114,13 @@ type Project struct {
 
 	treeMu sync.Mutex
 	trees  []*keptTreeEntry // syntax trees of recently updated files, most recent last
+
+	// unbuilt holds the paths whose entry in files UpdateFiles changed since
+	// the last build it made (guarded by mu): the next one's hint to the
+	// builder (builder.diffFiles). checkHint (tests) has the builder check
+	// the hint against a comparison of every file.
+	unbuilt   map[string]bool
+	checkHint bool
 }
 
 // maxKeptTrees bounds how many files keep their syntax tree between updates
@@ -742,11 +749,13 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 			parsed++
 		}
 		p.files[rel] = r.fd
+		p.markUnbuiltLocked(rel)
 		puts[rel] = r.fd
 	}
 	var deletes []string
 	for rel := range removed {
 		delete(p.files, rel)
+		p.markUnbuiltLocked(rel)
 		deletes = append(deletes, rel)
 		switch path.Base(rel) {
 		case "go.mod":
@@ -762,6 +771,12 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	p.hook("update-cache-saved")
 	g := p.graph.Load()
 	if changed {
+		if p.b != nil {
+			// Only these files' entries changed since the last build: the
+			// builder compares those instead of every file.
+			p.b.hint, p.b.checkHint = p.unbuilt, p.checkHint
+		}
+		p.unbuilt = nil
 		g = p.buildLocked()
 		p.graph.Store(g)
 	}
@@ -779,6 +794,15 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	p.fillProblemsLocked()
 	return g, nil
+}
+
+// markUnbuiltLocked records that rel's entry in p.files changed (see
+// unbuilt).
+func (p *Project) markUnbuiltLocked(rel string) {
+	if p.unbuilt == nil {
+		p.unbuilt = map[string]bool{}
+	}
+	p.unbuilt[rel] = true
 }
 
 // classify decides what to do with one changed path: index it (keep), drop

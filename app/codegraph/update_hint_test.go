@@ -1,0 +1,93 @@
+package codegraph
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBuildHintEqualsFullDiff checks the builder's hint (the paths an
+// update changed since the last build, builder.diffFiles) through the
+// updates that make it differ from "the files of this update": a file
+// touched with the same content (no build, its entry replaced), then
+// another file's edit; a file deleted and another added in one update (the
+// same number of files); a new __init__.py (every file named again). After
+// each, the hinted comparison must equal the full one (checkHint panics
+// otherwise), the hint must be used (not the full comparison), and the
+// graph must equal a fresh index's.
+func TestBuildHintEqualsFullDiff(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range pyFixture {
+		files["py/"+k] = v
+	}
+	root := writeTree(t, files)
+	p := openT(t, root, Options{NoCache: true})
+	ctx := context.Background()
+	var first string
+	for k := range files {
+		if strings.HasSuffix(k, ".py") && !strings.HasSuffix(k, "__init__.py") {
+			first = k
+			break
+		}
+	}
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	update := func(what string, wantHinted bool, rels ...string) {
+		t.Helper()
+		before := p.b.hinted
+		var paths []string
+		for _, r := range rels {
+			paths = append(paths, abs(r))
+		}
+		g, err := p.UpdateFiles(ctx, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hinted := p.b.hinted > before; hinted != wantHinted {
+			t.Errorf("%s: hinted comparison %v, want %v", what, hinted, wantHinted)
+		}
+		graphsEqual(t, what, g, openT(t, root, Options{NoCache: true}).Graph())
+	}
+	// Same content, a later mtime: the entry is replaced, nothing is built.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(abs(first), later, later); err != nil {
+		t.Fatal(err)
+	}
+	update("touched", false, first) // no build
+	if !p.unbuilt[first] {
+		t.Fatalf("%s's replaced entry is not in the next build's hint", first)
+	}
+	other := "py/pkg/util.py"
+	if _, ok := files[other]; !ok {
+		t.Fatalf("no %s in the fixture", other)
+	}
+	rewriteFile(t, root, other, func(s string) string { return s + "\n# edited\n" })
+	update("edit after a touch", true, other)
+	if p.unbuilt != nil {
+		t.Errorf("hint not consumed: %v", p.unbuilt)
+	}
+	if p.b.fbs[first].fd != p.files[first] {
+		t.Errorf("%s: the builder kept the entry the touch replaced", first)
+	}
+	// One file goes, another comes, in one update.
+	if err := os.Remove(abs(other)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs("py/pkg/added.py"), []byte("def added():\n    return 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	update("delete and add", true, other, "py/pkg/added.py")
+	// A new package marker names modules again: the full comparison.
+	if err := os.MkdirAll(abs("py/newpkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs("py/newpkg/__init__.py"), []byte(""), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs("py/newpkg/mod.py"), []byte("from pkg.added import added\n\nx = added()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	update("new package", false, "py/newpkg/__init__.py", "py/newpkg/mod.py")
+}
