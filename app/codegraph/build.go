@@ -266,6 +266,10 @@ type builder struct {
 	hint      map[string]bool
 	checkHint bool
 	hinted    int
+	// refilled: the paths whose fileBuild holds another *fileData than
+	// files (fillFileBuild replaced it: JavaScript), which every build
+	// processes again (diffFiles).
+	refilled map[string]bool
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -291,6 +295,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	var changed []*fileBuild
 	structural := old == nil || d.gone
 	parallelFiles(todo, func(fb *fileBuild) { b.fillFileBuild(fb) })
+	b.noteRefilled(files, todo, old == nil) // update_build.go
 	for _, fb := range todo {
 		p := fb.fd.Path
 		b.fbs[p] = fb

@@ -45,7 +45,7 @@ func (b *builder) diffFiles(files map[string]*fileData) fileDiff {
 	if hint == nil || b.fbs == nil {
 		return diffAllFiles(b.fbs, files)
 	}
-	d := diffHinted(b.fbs, files, hint)
+	d := diffHinted(b.fbs, files, hint, b.refilled)
 	if d.old != nil {
 		b.hinted++
 	}
@@ -99,8 +99,35 @@ func diffAllFiles(old map[string]*fileBuild, files map[string]*fileData) fileDif
 	return d
 }
 
-// diffHinted is diffFiles comparing the hinted paths only.
-func diffHinted(old map[string]*fileBuild, files map[string]*fileData, hint map[string]bool) fileDiff {
+// noteRefilled records which of the filled files' fileBuilds hold another
+// *fileData than files (b.refilled); all is set when every file was filled.
+func (b *builder) noteRefilled(files map[string]*fileData, filled []*fileBuild, all bool) {
+	if all || b.refilled == nil {
+		b.refilled = map[string]bool{}
+	}
+	for _, fb := range filled {
+		if p := fb.fd.Path; files[p] != fb.fd {
+			b.refilled[p] = true
+		} else {
+			delete(b.refilled, p)
+		}
+	}
+}
+
+// diffHinted is diffFiles comparing the hinted paths only, and the
+// refilled ones, whose entry always differs from files (diffAllFiles
+// processes them again every time, and so does this).
+func diffHinted(old map[string]*fileBuild, files map[string]*fileData, hint, refilled map[string]bool) fileDiff {
+	if len(refilled) > 0 {
+		all := make(map[string]bool, len(hint)+len(refilled))
+		for p := range hint {
+			all[p] = true
+		}
+		for p := range refilled {
+			all[p] = true
+		}
+		hint = all
+	}
 	for p := range hint {
 		fd, in := files[p]
 		o, had := old[p]
