@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"codeloom/app/memory"
 )
@@ -121,6 +122,10 @@ type Project struct {
 	// the hint against a comparison of every file.
 	unbuilt   map[string]bool
 	checkHint bool
+	// rawHint is the same paths, for markRawPathsLocked (consumed by it);
+	// rawNone: the last build's files had no path that is not UTF-8.
+	rawHint map[string]bool
+	rawNone bool
 }
 
 // maxKeptTrees bounds how many files keep their syntax tree between updates
@@ -489,7 +494,7 @@ func (p *Project) buildLocked() *Graph {
 		p.b.final = p.opts.NoUpdates
 	}
 	g := p.b.build(p.files, p.info, env)
-	markRawPaths(g, p.files)
+	p.markRawPathsLocked(g)
 	return g
 }
 
@@ -776,6 +781,7 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 			// builder compares those instead of every file.
 			p.b.hint, p.b.checkHint = p.unbuilt, p.checkHint
 		}
+		p.rawHint = p.unbuilt
 		p.unbuilt = nil
 		g = p.buildLocked()
 		p.graph.Store(g)
@@ -794,6 +800,28 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	p.fillProblemsLocked()
 	return g, nil
+}
+
+// markRawPathsLocked is markRawPaths for a build of p.files. After a build
+// whose files' paths were all UTF-8, only the hinted paths (see rawHint)
+// are checked: checking every path was 1.6 ms of a 28 ms one-file edit on
+// pyenv.
+func (p *Project) markRawPathsLocked(g *Graph) {
+	hint := p.rawHint
+	p.rawHint = nil
+	if hint != nil && p.rawNone {
+		valid := true
+		for rel := range hint {
+			if _, ok := p.files[rel]; ok && !utf8.ValidString(rel) {
+				valid = false
+				break
+			}
+		}
+		if valid {
+			return
+		}
+	}
+	p.rawNone = !markRawPaths(g, p.files)
 }
 
 // markUnbuiltLocked records that rel's entry in p.files changed (see

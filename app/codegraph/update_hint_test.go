@@ -14,7 +14,8 @@ import (
 // updates that make it differ from "the files of this update": a file
 // touched with the same content (no build, its entry replaced), then
 // another file's edit; a file deleted and another added in one update (the
-// same number of files); a new __init__.py (every file named again). After
+// same number of files); a file whose name is not UTF-8, then an edit; a
+// new __init__.py (every file named again). After
 // each, the hinted comparison must equal the full one (checkHint panics
 // otherwise), the hint must be used (not the full comparison), and the
 // graph must equal a fresh index's.
@@ -79,6 +80,22 @@ func TestBuildHintEqualsFullDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	update("delete and add", true, other, "py/pkg/added.py")
+	// A file whose name is not UTF-8: its nodes get the raw path
+	// (markRawPathsLocked checks the hinted paths only while every path
+	// was UTF-8), and every later build marks them.
+	if !p.rawNone {
+		t.Error("rawNone unset for a project whose paths are all UTF-8")
+	}
+	bad := "py/pkg/bad\xff.py"
+	if err := os.WriteFile(abs(bad), []byte("def bad():\n    return 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	update("a non-UTF-8 name", true, bad)
+	rewriteFile(t, root, "py/pkg/added.py", func(s string) string { return s + "\n# edited\n" })
+	update("edit after it", true, "py/pkg/added.py")
+	if p.rawNone {
+		t.Error("rawNone set with a non-UTF-8 path in the project")
+	}
 	// A new package marker names modules again: the full comparison.
 	if err := os.MkdirAll(abs("py/newpkg"), 0o755); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ type prepared struct {
 	envStamp fileStamp
 	b        *builder
 	g        *Graph
+	rawNone  bool // no path of files is other than UTF-8 (Project.rawNone)
 	err      error
 }
 
@@ -113,7 +114,7 @@ func (p *Project) prepare(ctx context.Context, pr *prepared, stamps []fileStamp,
 	}
 	pr.b = newBuilder(p.root, p.byName)
 	pr.g = pr.b.build(pr.files, info, env)
-	markRawPaths(pr.g, pr.files)
+	pr.rawNone = !markRawPaths(pr.g, pr.files)
 	p.hook("prepare-built")
 }
 
@@ -131,7 +132,7 @@ func (p *Project) installPreparedLocked(pr *prepared) {
 		p.problems[".env"] = *pr.envProb
 	}
 	p.envStamp = pr.envStamp
-	p.files, p.b = pr.files, pr.b
+	p.files, p.b, p.rawNone = pr.files, pr.b, pr.rawNone
 	p.loaded = false
 	p.prep = nil
 	p.graph.Store(pr.g)
