@@ -108,3 +108,24 @@ func TestBuildHintEqualsFullDiff(t *testing.T) {
 	}
 	update("new package", false, "py/newpkg/__init__.py", "py/newpkg/mod.py")
 }
+
+// TestGCDue: the end of PrepareUpdates collects only when the heap is past
+// half of its way to the collector's goal (collectIfDue), with the figures
+// measured on go/src (collect) and pyenv (do not).
+func TestGCDue(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live, goal, heap uint64
+		want             bool
+	}{
+		{347 * mb, 694 * mb, 606 * mb, true},     // go/src after PrepareUpdates
+		{1198 * mb, 2396 * mb, 1425 * mb, false}, // pyenv after PrepareUpdates
+		{100 * mb, 200 * mb, 150 * mb, false},    // exactly half way
+		{100 * mb, 200 * mb, 90 * mb, false},     // below the live heap
+		{100 * mb, 100 * mb, 150 * mb, false},    // no goal above live (collection off)
+	} {
+		if got := gcDue(c.live, c.goal, c.heap); got != c.want {
+			t.Errorf("gcDue(%d, %d, %d MB) = %v, want %v", c.live/mb, c.goal/mb, c.heap/mb, got, c.want)
+		}
+	}
+}
