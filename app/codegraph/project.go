@@ -780,8 +780,8 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 			// Only these files' entries changed since the last build: the
 			// builder compares those instead of every file.
 			p.b.hint, p.b.checkHint = p.unbuilt, p.checkHint
+			p.rawHint = p.unbuilt
 		}
-		p.rawHint = p.unbuilt
 		p.unbuilt = nil
 		g = p.buildLocked()
 		p.graph.Store(g)
