@@ -257,6 +257,19 @@ type builder struct {
 
 	pyArgs *pyArgIndex // Python argument sites by callee name (flow_args.go)
 	hier   *hierMemo   // hierarchy walks of the resolution pass under way (flow_memo.go)
+
+	// hint, when not nil, holds every path whose entry in the next build's
+	// files may differ from the last build's (UpdateFiles sets it; the next
+	// build consumes it): see diffFiles. checkHint (tests) makes diffFiles
+	// compare it with the full comparison; hinted counts the builds that
+	// used it (tests).
+	hint      map[string]bool
+	checkHint bool
+	hinted    int
+	// refilled: the paths whose fileBuild holds another *fileData than
+	// files (fillFileBuild replaced it: JavaScript), which every build
+	// processes again (diffFiles).
+	refilled map[string]bool
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -276,52 +289,19 @@ func newBuilder(root string, langs map[string]*language) *builder {
 // as in the previous build are not processed again.
 func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[string]string) *Graph {
 	b.info = info
-	old := b.fbs
-	// Module names depend on go.mod files and on which folders are Python
-	// packages: when one of those files comes or goes, name every file again.
-	for p, fd := range files {
-		if o := old[p]; (o == nil || o.fd != fd) && namesModules(p) {
-			old = nil
-			break
-		}
-	}
-	for p := range old {
-		if _, ok := files[p]; !ok && namesModules(p) {
-			old = nil
-			break
-		}
-	}
-	b.fbs = make(map[string]*fileBuild, len(files))
+	d := b.diffFiles(files) // update_build.go
+	old, todo, sameFiles := d.old, d.todo, d.sameFiles
+	b.fbs = d.next
 	var changed []*fileBuild
-	structural := old == nil
-	var todo []*fileBuild
-	for p, fd := range files {
-		if o := old[p]; o != nil && o.fd == fd {
-			b.fbs[p] = o
-			continue
-		}
-		todo = append(todo, &fileBuild{fd: fd})
-	}
+	structural := old == nil || d.gone
 	parallelFiles(todo, func(fb *fileBuild) { b.fillFileBuild(fb) })
+	b.noteRefilled(files, todo, old == nil) // update_build.go
 	for _, fb := range todo {
 		p := fb.fd.Path
 		b.fbs[p] = fb
 		changed = append(changed, fb)
 		if o := old[p]; o == nil || o.iface != fb.iface {
 			structural = true
-		}
-	}
-	for p := range old {
-		if _, ok := files[p]; !ok {
-			structural = true
-		}
-	}
-	// Files came or went: every file may resolve differently.
-	sameFiles := old != nil && len(old) == len(files)
-	for p := range files {
-		if old[p] == nil {
-			sameFiles = false
-			break
 		}
 	}
 	ordered := b.orderedFiles(sameFiles, changed) // update_build.go

@@ -34,6 +34,7 @@ func openT(t *testing.T, root string, opts Options) *Project {
 	if err != nil {
 		t.Fatalf("Open(%s): %v", root, err)
 	}
+	p.checkHint = true // every build's hint checked against a full comparison (update_build.go)
 	t.Cleanup(func() { p.Close() })
 	return p
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"codeloom/app/memory"
 )
@@ -114,6 +115,17 @@ type Project struct {
 
 	treeMu sync.Mutex
 	trees  []*keptTreeEntry // syntax trees of recently updated files, most recent last
+
+	// unbuilt holds the paths whose entry in files UpdateFiles changed since
+	// the last build it made (guarded by mu): the next one's hint to the
+	// builder (builder.diffFiles). checkHint (tests) has the builder check
+	// the hint against a comparison of every file.
+	unbuilt   map[string]bool
+	checkHint bool
+	// rawHint is the same paths, for markRawPathsLocked (consumed by it);
+	// rawNone: the last build's files had no path that is not UTF-8.
+	rawHint map[string]bool
+	rawNone bool
 }
 
 // maxKeptTrees bounds how many files keep their syntax tree between updates
@@ -482,7 +494,7 @@ func (p *Project) buildLocked() *Graph {
 		p.b.final = p.opts.NoUpdates
 	}
 	g := p.b.build(p.files, p.info, env)
-	markRawPaths(g, p.files)
+	p.markRawPathsLocked(g)
 	return g
 }
 
@@ -742,11 +754,13 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 			parsed++
 		}
 		p.files[rel] = r.fd
+		p.markUnbuiltLocked(rel)
 		puts[rel] = r.fd
 	}
 	var deletes []string
 	for rel := range removed {
 		delete(p.files, rel)
+		p.markUnbuiltLocked(rel)
 		deletes = append(deletes, rel)
 		switch path.Base(rel) {
 		case "go.mod":
@@ -762,6 +776,13 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	p.hook("update-cache-saved")
 	g := p.graph.Load()
 	if changed {
+		if p.b != nil {
+			// Only these files' entries changed since the last build: the
+			// builder compares those instead of every file.
+			p.b.hint, p.b.checkHint = p.unbuilt, p.checkHint
+			p.rawHint = p.unbuilt
+		}
+		p.unbuilt = nil
 		g = p.buildLocked()
 		p.graph.Store(g)
 	}
@@ -779,6 +800,37 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 	}
 	p.fillProblemsLocked()
 	return g, nil
+}
+
+// markRawPathsLocked is markRawPaths for a build of p.files. After a build
+// whose files' paths were all UTF-8, only the hinted paths (see rawHint)
+// are checked: checking every path was 1.6 ms of a 28 ms one-file edit on
+// pyenv.
+func (p *Project) markRawPathsLocked(g *Graph) {
+	hint := p.rawHint
+	p.rawHint = nil
+	if hint != nil && p.rawNone {
+		valid := true
+		for rel := range hint {
+			if _, ok := p.files[rel]; ok && !utf8.ValidString(rel) {
+				valid = false
+				break
+			}
+		}
+		if valid {
+			return
+		}
+	}
+	p.rawNone = !markRawPaths(g, p.files)
+}
+
+// markUnbuiltLocked records that rel's entry in p.files changed (see
+// unbuilt).
+func (p *Project) markUnbuiltLocked(rel string) {
+	if p.unbuilt == nil {
+		p.unbuilt = map[string]bool{}
+	}
+	p.unbuilt[rel] = true
 }
 
 // classify decides what to do with one changed path: index it (keep), drop

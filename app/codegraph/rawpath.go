@@ -21,10 +21,11 @@ func rawPathB64(p string) string {
 }
 
 // markRawPaths sets PathB64 on the nodes of files whose path is not valid
-// UTF-8. The common case (every path valid) costs one check per file.
+// UTF-8, and reports whether there are any. The common case (every path
+// valid) costs one check per file.
 // Nodes may be shared with earlier snapshots by the incremental builder, so
 // a node is only written while its field is still unset.
-func markRawPaths(g *Graph, files map[string]*fileData) {
+func markRawPaths(g *Graph, files map[string]*fileData) bool {
 	invalid := false
 	for rel := range files {
 		if !utf8.ValidString(rel) {
@@ -33,11 +34,12 @@ func markRawPaths(g *Graph, files map[string]*fileData) {
 		}
 	}
 	if !invalid {
-		return
+		return false
 	}
 	for _, n := range g.nodes {
 		if n.Path != "" && n.PathB64 == "" {
 			n.PathB64 = rawPathB64(n.Path)
 		}
 	}
+	return true
 }

@@ -7,9 +7,183 @@ package codegraph
 // the same to them as before.
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
+
+// fileDiff is how a build's files differ from the last build's.
+type fileDiff struct {
+	// old is the last build's map (path → fileBuild), or nil when every
+	// file must be processed again: none was built, or a file that names
+	// modules (go.mod, __init__.py) came, went or changed.
+	old map[string]*fileBuild
+	// next is the next build's map: the unchanged files' fileBuilds (the
+	// caller adds todo's once they are filled).
+	next map[string]*fileBuild
+	// todo holds a new, empty fileBuild for every new or changed file.
+	todo []*fileBuild
+	// gone: a file of the last build is not in files; sameFiles: the
+	// paths are the last build's.
+	gone, sameFiles bool
+}
+
+// diffFiles compares files with the last build's (b.fbs; a file is
+// unchanged when its *fileData is the same object).
+//
+// With b.hint set (UpdateFiles: a superset of the paths whose entry may
+// differ since the last build), only those paths are compared and next is
+// a clone of the last map with them changed: the three loops over every
+// file and the N inserts into a new map are skipped. On pyenv (11.7 k
+// files) they were 5–7 ms of a 32 ms one-file edit, and 10–12 ms of the
+// first edit after PrepareUpdates (the per-file structures are then out of
+// the CPU caches). The hint is consumed.
+func (b *builder) diffFiles(files map[string]*fileData) fileDiff {
+	hint := b.hint
+	b.hint = nil
+	if hint == nil || b.fbs == nil {
+		return diffAllFiles(b.fbs, files)
+	}
+	d := diffHinted(b.fbs, files, hint, b.refilled)
+	if d.old != nil {
+		b.hinted++
+	}
+	if b.checkHint {
+		full := diffAllFiles(b.fbs, files)
+		if err := sameDiff(d, full); err != nil {
+			panic(fmt.Sprintf("codegraph: build hint wrong: %v", err))
+		}
+	}
+	return d
+}
+
+// diffAllFiles is diffFiles comparing every file.
+func diffAllFiles(old map[string]*fileBuild, files map[string]*fileData) fileDiff {
+	// Module names depend on go.mod files and on which folders are Python
+	// packages: when one of those files comes or goes, name every file again.
+	for p, fd := range files {
+		if o := old[p]; (o == nil || o.fd != fd) && namesModules(p) {
+			old = nil
+			break
+		}
+	}
+	for p := range old {
+		if _, ok := files[p]; !ok && namesModules(p) {
+			old = nil
+			break
+		}
+	}
+	d := fileDiff{old: old, next: make(map[string]*fileBuild, len(files))}
+	for p, fd := range files {
+		if o := old[p]; o != nil && o.fd == fd {
+			d.next[p] = o
+			continue
+		}
+		d.todo = append(d.todo, &fileBuild{fd: fd})
+	}
+	for p := range old {
+		if _, ok := files[p]; !ok {
+			d.gone = true
+			break
+		}
+	}
+	// Files came or went: every file may resolve differently.
+	d.sameFiles = old != nil && len(old) == len(files)
+	for p := range files {
+		if old[p] == nil {
+			d.sameFiles = false
+			break
+		}
+	}
+	return d
+}
+
+// noteRefilled records which of the filled files' fileBuilds hold another
+// *fileData than files (b.refilled); all is set when every file was filled.
+func (b *builder) noteRefilled(files map[string]*fileData, filled []*fileBuild, all bool) {
+	if all || b.refilled == nil {
+		b.refilled = map[string]bool{}
+	}
+	for _, fb := range filled {
+		if p := fb.fd.Path; files[p] != fb.fd {
+			b.refilled[p] = true
+		} else {
+			delete(b.refilled, p)
+		}
+	}
+}
+
+// diffHinted is diffFiles comparing the hinted paths only, and the
+// refilled ones, whose entry always differs from files (diffAllFiles
+// processes them again every time, and so does this).
+func diffHinted(old map[string]*fileBuild, files map[string]*fileData, hint, refilled map[string]bool) fileDiff {
+	if len(refilled) > 0 {
+		all := make(map[string]bool, len(hint)+len(refilled))
+		for p := range hint {
+			all[p] = true
+		}
+		for p := range refilled {
+			all[p] = true
+		}
+		hint = all
+	}
+	for p := range hint {
+		fd, in := files[p]
+		o, had := old[p]
+		if (in && (!had || o.fd != fd) || !in && had) && namesModules(p) {
+			return diffAllFiles(nil, files)
+		}
+	}
+	d := fileDiff{old: old, next: maps.Clone(old), sameFiles: len(old) == len(files)}
+	for p := range hint {
+		fd, in := files[p]
+		o, had := old[p]
+		switch {
+		case !in:
+			if had {
+				delete(d.next, p)
+				d.gone = true
+			}
+		case had && o.fd == fd:
+		default:
+			if !had {
+				d.sameFiles = false
+			}
+			delete(d.next, p) // as in diffAllFiles: the caller adds the new one
+			d.todo = append(d.todo, &fileBuild{fd: fd})
+		}
+	}
+	return d
+}
+
+// sameDiff reports how two diffs of the same files differ (tests: the
+// hinted one against the full one), or nil.
+func sameDiff(a, b fileDiff) error {
+	switch {
+	case (a.old == nil) != (b.old == nil):
+		return fmt.Errorf("old map: hinted nil %v, full nil %v", a.old == nil, b.old == nil)
+	case a.gone != b.gone || a.sameFiles != b.sameFiles:
+		return fmt.Errorf("gone %v/%v, same files %v/%v", a.gone, b.gone, a.sameFiles, b.sameFiles)
+	case len(a.next) != len(b.next) || len(a.todo) != len(b.todo):
+		return fmt.Errorf("%d/%d unchanged, %d/%d to do", len(a.next), len(b.next), len(a.todo), len(b.todo))
+	}
+	for p, fb := range b.next {
+		if a.next[p] != fb {
+			return fmt.Errorf("%s: unchanged in one only", p)
+		}
+	}
+	todo := map[*fileData]bool{}
+	for _, fb := range b.todo {
+		todo[fb.fd] = true
+	}
+	for _, fb := range a.todo {
+		if !todo[fb.fd] {
+			return fmt.Errorf("%s: to do in one only", fb.fd.Path)
+		}
+	}
+	return nil
+}
 
 // orderedFiles returns every file of b.fbs sorted by path. When the set of
 // files is the previous build's, the previous list is copied with the
