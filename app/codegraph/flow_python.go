@@ -543,18 +543,27 @@ func (fe *flowEval) topExpr(fb *fileBuild, scope int32, e string) []flowVal {
 	return v
 }
 
-// refAtLess orders references by position, then by content: several can
+// refAtCmp orders references by position, then by content: several can
 // start at one byte (a.b and a.b.c, an attribute and its call), and a query
-// run in bands emits them in another order than one pass.
-func refAtLess(a, b refAt) bool {
+// run in bands emits them in another order than one pass. Two references
+// it does not tell apart are equal in every field (a reference's line is
+// its start's, and its definition is set after the sort), so an unstable
+// sort gives the same list as a stable one.
+func refAtCmp(a, b refAt) int {
 	if a.start != b.start {
-		return a.start < b.start
+		if a.start < b.start {
+			return -1
+		}
+		return 1
 	}
 	if a.r.Kind != b.r.Kind {
-		return a.r.Kind < b.r.Kind
+		if a.r.Kind < b.r.Kind {
+			return -1
+		}
+		return 1
 	}
-	if a.r.Name != b.r.Name {
-		return a.r.Name < b.r.Name
+	if c := strings.Compare(a.r.Name, b.r.Name); c != 0 {
+		return c
 	}
-	return a.r.Object < b.r.Object
+	return strings.Compare(a.r.Object, b.r.Object)
 }
