@@ -380,13 +380,18 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			return []flowVal{{id: cls, inst: true}}
 		}
 	}
-	for d := scope; ; d = fb.fd.Defs[d].Parent {
+	// A name in none of the file's scope tables (and no callback type
+	// learnt for it, fe.extra) is looked up in the file's scope at once.
+	walk := fb.names.mayHave(name) || (fe.extra != nil && fb == fe.fb)
+	for d := scope; walk; d = fb.fd.Defs[d].Parent {
 		// A class body is not an enclosing scope of the functions inside it.
 		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
-			return []flowVal{{id: fb.ids[i]}}
+		if d >= 0 {
+			if i, ok := fb.nested[nestKey{d, name}]; ok {
+				return []flowVal{{id: fb.ids[i]}}
+			}
 		}
 		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
 			var out []flowVal
@@ -452,6 +457,7 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 	}
 	var out []flowVal
 	found := false
+	selfName := "" // the key of self.name = v in a class's flow table, built once
 	fe.b.walkMRO(v.id, func(c string) bool {
 		loc, ok := fe.b.defLoc[c]
 		if !ok {
@@ -466,7 +472,10 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 			out = []flowVal{{id: id}}
 			return false
 		}
-		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
+		if selfName == "" {
+			selfName = "self." + name
+		}
+		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: selfName}]; ok {
 			out = fe.srcs(loc.fb, ss, depth)
 			return false
 		}
