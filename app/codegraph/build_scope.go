@@ -186,7 +186,7 @@ func (fb *fileBuild) hintFor(obj string, def int32) (string, int32, bool) {
 		}
 		return "", 0, false
 	}
-	if !fb.names.mayHave(obj) {
+	if !fb.mayHint(obj) {
 		return "", 0, false // no scope has a hint for it
 	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
@@ -269,7 +269,8 @@ func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
 // lookupName binds a bare name seen inside definition def: definitions nested
 // in an enclosing scope first, then the file's scope.
 func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
-	if !fb.names.mayHave(name) {
+	in := fb.tablesFor(name)
+	if !in.def && !in.local {
 		return fb.scopeLookup(name) // neither nested nor local anywhere in the file
 	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
@@ -280,10 +281,12 @@ func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 		if d < 0 {
 			break // (nested holds no module-level entries that count)
 		}
-		if i, ok := fb.nested[nestKey{d, name}]; ok {
-			return binding{kind: bDef, id: fb.ids[i]}, true
+		if in.def {
+			if i, ok := fb.nested[nestKey{d, name}]; ok {
+				return binding{kind: bDef, id: fb.ids[i]}, true
+			}
 		}
-		if fb.locals[nestKey{d, name}] {
+		if in.local && fb.locals[nestKey{d, name}] {
 			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}

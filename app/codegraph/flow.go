@@ -382,13 +382,14 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 	}
 	// A name in none of the file's scope tables (and no callback type
 	// learnt for it, fe.extra) is looked up in the file's scope at once.
-	walk := fb.names.mayHave(name) || (fe.extra != nil && fb == fe.fb)
+	in := fb.tablesFor(name)
+	walk := in.def || in.local || in.flow || (fe.extra != nil && fb == fe.fb)
 	for d := scope; walk; d = fb.fd.Defs[d].Parent {
 		// A class body is not an enclosing scope of the functions inside it.
 		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if d >= 0 {
+		if d >= 0 && in.def {
 			if i, ok := fb.nested[nestKey{d, name}]; ok {
 				return []flowVal{{id: fb.ids[i]}}
 			}
@@ -400,19 +401,21 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			}
 			return out
 		}
-		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
-			out := fe.srcs(fb, ss, depth)
-			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
-				// A parameter assigned in the body (msg = deepcopy(msg)):
-				// also what the calls pass.
-				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+		if in.flow {
+			if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
+				out := fe.srcs(fb, ss, depth)
+				if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+					// A parameter assigned in the body (msg = deepcopy(msg)):
+					// also what the calls pass.
+					out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+				}
+				return out
 			}
-			return out
 		}
 		if d < 0 {
 			break
 		}
-		if fb.locals[nestKey{d, name}] {
+		if in.local && fb.locals[nestKey{d, name}] {
 			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
 				return fe.paramValues(fb, d, name, depth)
 			}
