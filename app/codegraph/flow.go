@@ -235,62 +235,66 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	e = strings.TrimSpace(e)
 	py := fb.lang.family == "python"
-	if py && pyContainerLit(e) {
-		return fe.containerVals(fb, scope, e, depth)
-	}
-	if py {
-		if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
-			return vs
+	if !isDottedIdent(e) {
+		// Containers, built-in calls, calls, subscripts, super(): a plain
+		// dotted name (most expressions) is none of them.
+		if py && pyContainerLit(e) {
+			return fe.containerVals(fb, scope, e, depth)
 		}
-	}
-	e = dropCallArgs(e)
-	if py {
-		if obj, ok := splitSubscript(e); ok {
-			return fe.elemsOf(fe.expr(fb, scope, obj, depth+1), true, depth+1)
-		}
-	}
-	if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
-		e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
-		if !strings.Contains(e, "(") {
-			e += "()"
-		}
-	}
-	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
-		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
-			if id, out := fe.resolveRef(fb, e[i+2:], e[:i+1], scope); out == outResolved {
-				return []flowVal{{id: id}}
+		if py {
+			if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
+				return vs
 			}
 		}
-		return nil
-	}
-	if strings.HasSuffix(e, "()") {
-		out := fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+		e = dropCallArgs(e)
 		if py {
-			// d.get(k), d.pop(k), d.setdefault(k, v): an element of d.
-			for _, m := range []string{".get()", ".pop()", ".setdefault()"} {
-				if strings.HasSuffix(e, m) {
-					out = addVals(out, fe.elemsOf(fe.expr(fb, scope, e[:len(e)-len(m)], depth+1), false, depth+1)...)
+			if obj, ok := splitSubscript(e); ok {
+				return fe.elemsOf(fe.expr(fb, scope, obj, depth+1), true, depth+1)
+			}
+		}
+		if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
+			e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
+			if !strings.Contains(e, "(") {
+				e += "()"
+			}
+		}
+		if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
+			if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
+				if id, out := fe.resolveRef(fb, e[i+2:], e[:i+1], scope); out == outResolved {
+					return []flowVal{{id: id}}
 				}
 			}
+			return nil
 		}
-		return out
-	}
-	i := strings.LastIndex(e, ").")
-	if j := strings.LastIndex(e, "]."); py && j > i {
-		i = j
-	}
-	if i > 0 && isDottedIdent(e[i+2:]) {
-		// a.f().b: an attribute of a call's result.
-		var out []flowVal
-		for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
-			for _, seg := range []string{e[i+2:]} {
-				out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+		if strings.HasSuffix(e, "()") {
+			out := fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+			if py {
+				// d.get(k), d.pop(k), d.setdefault(k, v): an element of d.
+				for _, m := range []string{".get()", ".pop()", ".setdefault()"} {
+					if strings.HasSuffix(e, m) {
+						out = addVals(out, fe.elemsOf(fe.expr(fb, scope, e[:len(e)-len(m)], depth+1), false, depth+1)...)
+					}
+				}
 			}
+			return out
 		}
-		return out
-	}
-	if !isDottedIdent(e) {
-		return nil
+		i := strings.LastIndex(e, ").")
+		if j := strings.LastIndex(e, "]."); py && j > i {
+			i = j
+		}
+		if i > 0 && isDottedIdent(e[i+2:]) {
+			// a.f().b: an attribute of a call's result.
+			var out []flowVal
+			for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
+				for _, seg := range []string{e[i+2:]} {
+					out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+				}
+			}
+			return out
+		}
+		if !isDottedIdent(e) {
+			return nil
+		}
 	}
 	obj, name := "", e
 	if i := strings.LastIndex(e, "."); i > 0 {

@@ -246,9 +246,10 @@ func (b *builder) decodeRefs(l refList) *refBuf {
 	if cap(buf.rs) < l.Len() {
 		buf.rs = make([]refRec, 0, l.Len())
 	}
-	buf.rs = buf.rs[:0]
-	for _, r := range l.All() {
-		buf.rs = append(buf.rs, r)
+	buf.rs = buf.rs[:l.Len()]
+	var c refCursor
+	for i := range buf.rs { // (a plain loop: All's yield per reference cost a tenth of the decode)
+		buf.rs[i], c = l.at(c)
 	}
 	return buf
 }
