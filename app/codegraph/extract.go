@@ -630,7 +630,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		}
 	}
-	slices.SortFunc(refs, refAtCmp) // equal under refAtCmp means equal: the order of a stable sort
+	slices.SortStableFunc(refs, refAtCmp) // the same order as sort.SliceStable, without reflection
 	// Locals matter only when a reference in the file uses the same name.
 	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs
 	used := e.used

