@@ -23,7 +23,8 @@ type nameFilter struct {
 
 // newScopeNames returns the filters of fb's tables as they are after
 // fillFileBuild (nothing adds to them later; the final build's assembly
-// drops them, and a lookup in a dropped table finds nothing either way).
+// drops them with these filters). They take 1–3 bytes a table entry
+// (python3.11: 117k entries, 0.3 MB), a few per cent of the tables.
 func newScopeNames(fb *fileBuild) *scopeNames {
 	s := &scopeNames{
 		defs:   newNameFilter(len(fb.nested)),
@@ -53,7 +54,7 @@ func newScopeNames(fb *fileBuild) *scopeNames {
 // newNameFilter returns an empty filter sized for n names.
 func newNameFilter(n int) nameFilter {
 	nbits := uint64(64)
-	for nbits < uint64(n)*16 { // 16 bits a name, two probes: ~1.5 % false positives
+	for nbits < uint64(n)*8 { // 8 to 16 bits a name, two probes: 1.5–5 % false positives
 		nbits *= 2
 	}
 	return nameFilter{bits: make([]uint64, nbits/64), mask: nbits - 1}
