@@ -192,6 +192,7 @@ type fileBuild struct {
 	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 
 	argAsked map[string]bool // callee names whose call sites in other files its edges read (flow_args.go)
+	names    *scopeNames     // the names nested, locals, flow and hints hold (flow_names.go)
 }
 
 type nestKey struct {

@@ -4,6 +4,7 @@ package codegraph
 // definition.
 
 import (
+	"iter"
 	"slices"
 	"strings"
 )
@@ -18,7 +19,9 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 	family := fb.lang.family
 	var fe *flowEval
 	refs := fd.Refs.All()
-	if !inherits && flowFamily(fb.lang) {
+	if inherits {
+		refs = inheritRefs(fd.Refs) // (the others are stepped over, not decoded)
+	} else if flowFamily(fb.lang) {
 		fe = newFlowEval(b, fb)
 		defer b.releaseFlowEval(fe)
 		// The flow passes loop over the file's references again (stores,
@@ -103,6 +106,21 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 				}
 				res.unresolvedRef(fb.fd.Path, kindName, name, r.Line)
 			}
+		}
+	}
+}
+
+// inheritRefs yields l's refInherit records, in order, with their index
+// among them.
+func inheritRefs(l refList) iter.Seq2[int, refRec] {
+	return func(yield func(int, refRec) bool) {
+		i := 0
+		for c := range l.KindCursors(refInherit) {
+			r, _ := l.at(c)
+			if !yield(i, r) {
+				return
+			}
+			i++
 		}
 	}
 }

@@ -174,10 +174,20 @@ func (fb *fileBuild) hintFor(obj string, def int32) (string, int32, bool) {
 	}
 	if o, rest, ok := strings.Cut(obj, "."); ok && (slices.Contains(fb.lang.selfNames, o) || o == goReceiverVar(fb, def)) {
 		ci := enclosingClassIdx(fb.fd, def)
-		if ts := fb.hints[hintKey{scope: ci, attr: true, name: "self." + rest}]; ci >= 0 && len(ts) == 1 {
+		if ci < 0 {
+			return "", 0, false
+		}
+		key := obj // "self." + rest without building it
+		if o != "self" {
+			key = "self." + rest
+		}
+		if ts := fb.hints[hintKey{scope: ci, attr: true, name: key}]; len(ts) == 1 {
 			return ts[0], def, true
 		}
 		return "", 0, false
+	}
+	if !fb.mayHint(obj) {
+		return "", 0, false // no scope has a hint for it
 	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
 		if ts, ok := fb.hints[hintKey{scope: d, name: obj}]; ok {
@@ -217,8 +227,11 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 		if fb.fd.Defs[d].Kind == KindClass {
 			return fb.ids[d], true
 		}
+		if fb.fd.Defs[d].Receiver == "" {
+			continue // (the node lookups below are for Go methods only)
+		}
 		n := b.nodeByID[fb.ids[d]]
-		if p := b.nodeByID[n.Parent]; p != nil && p.Kind == KindClass && fb.fd.Defs[d].Receiver != "" {
+		if p := b.nodeByID[n.Parent]; p != nil && p.Kind == KindClass {
 			return p.ID, true
 		}
 	}
@@ -256,18 +269,24 @@ func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
 // lookupName binds a bare name seen inside definition def: definitions nested
 // in an enclosing scope first, then the file's scope.
 func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
+	in := fb.tablesFor(name)
+	if !in.def && !in.local {
+		return fb.scopeLookup(name) // neither nested nor local anywhere in the file
+	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
 		// A class body is not an enclosing scope of the functions inside it.
 		if d >= 0 && d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
-			return binding{kind: bDef, id: fb.ids[i]}, true
-		}
 		if d < 0 {
-			break
+			break // (nested holds no module-level entries that count)
 		}
-		if fb.locals[nestKey{d, name}] {
+		if in.def {
+			if i, ok := fb.nested[nestKey{d, name}]; ok {
+				return binding{kind: bDef, id: fb.ids[i]}, true
+			}
+		}
+		if in.local && fb.locals[nestKey{d, name}] {
 			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}

@@ -148,6 +148,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
+	fb.names = newScopeNames(fb)
 }
 
 // FNV-1a's 64-bit parameters (hash/fnv).

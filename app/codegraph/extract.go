@@ -630,15 +630,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 			}
 		}
 	}
-	slices.SortStableFunc(refs, func(a, b refAt) int { // the same order as sort.SliceStable, without reflection
-		if refAtLess(a, b) {
-			return -1
-		}
-		if refAtLess(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(refs, refAtCmp) // the same order as sort.SliceStable, without reflection
 	// Locals matter only when a reference in the file uses the same name.
 	e.used = scratchMap(e.used, min(len(refs), 1024)) // names repeat: far fewer than refs
 	used := e.used

@@ -235,62 +235,66 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	e = strings.TrimSpace(e)
 	py := fb.lang.family == "python"
-	if py && pyContainerLit(e) {
-		return fe.containerVals(fb, scope, e, depth)
-	}
-	if py {
-		if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
-			return vs
+	if !isDottedIdent(e) {
+		// Containers, built-in calls, calls, subscripts, super(): a plain
+		// dotted name (most expressions) is none of them.
+		if py && pyContainerLit(e) {
+			return fe.containerVals(fb, scope, e, depth)
 		}
-	}
-	e = dropCallArgs(e)
-	if py {
-		if obj, ok := splitSubscript(e); ok {
-			return fe.elemsOf(fe.expr(fb, scope, obj, depth+1), true, depth+1)
-		}
-	}
-	if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
-		e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
-		if !strings.Contains(e, "(") {
-			e += "()"
-		}
-	}
-	if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
-		if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
-			if id, out := fe.resolveRef(fb, e[i+2:], e[:i+1], scope); out == outResolved {
-				return []flowVal{{id: id}}
+		if py {
+			if vs, ok := fe.pyBuiltinCall(fb, scope, e, depth); ok {
+				return vs
 			}
 		}
-		return nil
-	}
-	if strings.HasSuffix(e, "()") {
-		out := fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+		e = dropCallArgs(e)
 		if py {
-			// d.get(k), d.pop(k), d.setdefault(k, v): an element of d.
-			for _, m := range []string{".get()", ".pop()", ".setdefault()"} {
-				if strings.HasSuffix(e, m) {
-					out = addVals(out, fe.elemsOf(fe.expr(fb, scope, e[:len(e)-len(m)], depth+1), false, depth+1)...)
+			if obj, ok := splitSubscript(e); ok {
+				return fe.elemsOf(fe.expr(fb, scope, obj, depth+1), true, depth+1)
+			}
+		}
+		if strings.HasPrefix(e, "new ") && fb.lang.family == "js" {
+			e = strings.TrimSpace(e[4:]) // new C() is C's instance, as a call of C
+			if !strings.Contains(e, "(") {
+				e += "()"
+			}
+		}
+		if strings.HasPrefix(e, "super().") || strings.HasPrefix(e, "super(") {
+			if i := strings.Index(e, ")."); i > 0 && isDottedIdent(e[i+2:]) && !strings.Contains(e[i+2:], ".") {
+				if id, out := fe.resolveRef(fb, e[i+2:], e[:i+1], scope); out == outResolved {
+					return []flowVal{{id: id}}
 				}
 			}
+			return nil
 		}
-		return out
-	}
-	i := strings.LastIndex(e, ").")
-	if j := strings.LastIndex(e, "]."); py && j > i {
-		i = j
-	}
-	if i > 0 && isDottedIdent(e[i+2:]) {
-		// a.f().b: an attribute of a call's result.
-		var out []flowVal
-		for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
-			for _, seg := range []string{e[i+2:]} {
-				out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+		if strings.HasSuffix(e, "()") {
+			out := fe.callResult(fe.expr(fb, scope, e[:len(e)-2], depth+1), depth+1)
+			if py {
+				// d.get(k), d.pop(k), d.setdefault(k, v): an element of d.
+				for _, m := range []string{".get()", ".pop()", ".setdefault()"} {
+					if strings.HasSuffix(e, m) {
+						out = addVals(out, fe.elemsOf(fe.expr(fb, scope, e[:len(e)-len(m)], depth+1), false, depth+1)...)
+					}
+				}
 			}
+			return out
 		}
-		return out
-	}
-	if !isDottedIdent(e) {
-		return nil
+		i := strings.LastIndex(e, ").")
+		if j := strings.LastIndex(e, "]."); py && j > i {
+			i = j
+		}
+		if i > 0 && isDottedIdent(e[i+2:]) {
+			// a.f().b: an attribute of a call's result.
+			var out []flowVal
+			for _, v := range fe.expr(fb, scope, e[:i+1], depth+1) {
+				for _, seg := range []string{e[i+2:]} {
+					out = addVals(out, fe.attrPath(v, seg, depth+1)...)
+				}
+			}
+			return out
+		}
+		if !isDottedIdent(e) {
+			return nil
+		}
 	}
 	obj, name := "", e
 	if i := strings.LastIndex(e, "."); i > 0 {
@@ -380,13 +384,19 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			return []flowVal{{id: cls, inst: true}}
 		}
 	}
-	for d := scope; ; d = fb.fd.Defs[d].Parent {
+	// A name in none of the file's scope tables (and no callback type
+	// learnt for it, fe.extra) is looked up in the file's scope at once.
+	in := fb.tablesFor(name)
+	walk := in.def || in.local || in.flow || (fe.extra != nil && fb == fe.fb)
+	for d := scope; walk; d = fb.fd.Defs[d].Parent {
 		// A class body is not an enclosing scope of the functions inside it.
 		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if i, ok := fb.nested[nestKey{d, name}]; ok && d >= 0 {
-			return []flowVal{{id: fb.ids[i]}}
+		if d >= 0 && in.def {
+			if i, ok := fb.nested[nestKey{d, name}]; ok {
+				return []flowVal{{id: fb.ids[i]}}
+			}
 		}
 		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
 			var out []flowVal
@@ -395,19 +405,21 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			}
 			return out
 		}
-		if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
-			out := fe.srcs(fb, ss, depth)
-			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
-				// A parameter assigned in the body (msg = deepcopy(msg)):
-				// also what the calls pass.
-				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+		if in.flow {
+			if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
+				out := fe.srcs(fb, ss, depth)
+				if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+					// A parameter assigned in the body (msg = deepcopy(msg)):
+					// also what the calls pass.
+					out = addVals(out, fe.paramValues(fb, d, name, depth)...)
+				}
+				return out
 			}
-			return out
 		}
 		if d < 0 {
 			break
 		}
-		if fb.locals[nestKey{d, name}] {
+		if in.local && fb.locals[nestKey{d, name}] {
 			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
 				return fe.paramValues(fb, d, name, depth)
 			}
@@ -452,6 +464,7 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 	}
 	var out []flowVal
 	found := false
+	selfName := "" // the key of self.name = v in a class's flow table, built once
 	fe.b.walkMRO(v.id, func(c string) bool {
 		loc, ok := fe.b.defLoc[c]
 		if !ok {
@@ -466,7 +479,10 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 			out = []flowVal{{id: id}}
 			return false
 		}
-		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
+		if selfName == "" {
+			selfName = "self." + name
+		}
+		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: selfName}]; ok {
 			out = fe.srcs(loc.fb, ss, depth)
 			return false
 		}

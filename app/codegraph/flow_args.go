@@ -82,10 +82,8 @@ func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
 		return
 	}
 	var imps *[]string
-	for c, r := range fb.fd.Refs.Cursors() {
-		if r.Kind != refArg {
-			continue
-		}
+	for c := range fb.fd.Refs.KindCursors(refArg) {
+		r, _ := fb.fd.Refs.at(c)
 		_, name := calleeName(r.Object)
 		if imps == nil {
 			var paths []string

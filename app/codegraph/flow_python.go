@@ -543,18 +543,27 @@ func (fe *flowEval) topExpr(fb *fileBuild, scope int32, e string) []flowVal {
 	return v
 }
 
-// refAtLess orders references by position, then by content: several can
+// refAtCmp orders references by position, then by content: several can
 // start at one byte (a.b and a.b.c, an attribute and its call), and a query
-// run in bands emits them in another order than one pass.
-func refAtLess(a, b refAt) bool {
+// run in bands emits them in another order than one pass. One three-way
+// compare per step (the sort called refAtLess twice: 30 → 17 ms a
+// python3.11 index; slices.SortFunc's pdqsort took 42 ms on these nearly
+// sorted lists, so the stable sort stays).
+func refAtCmp(a, b refAt) int {
 	if a.start != b.start {
-		return a.start < b.start
+		if a.start < b.start {
+			return -1
+		}
+		return 1
 	}
 	if a.r.Kind != b.r.Kind {
-		return a.r.Kind < b.r.Kind
+		if a.r.Kind < b.r.Kind {
+			return -1
+		}
+		return 1
 	}
-	if a.r.Name != b.r.Name {
-		return a.r.Name < b.r.Name
+	if c := strings.Compare(a.r.Name, b.r.Name); c != 0 {
+		return c
 	}
-	return a.r.Object < b.r.Object
+	return strings.Compare(a.r.Object, b.r.Object)
 }

@@ -707,6 +707,9 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 // (argparse's take_action(action, …) calling action(…) lost every action
 // class's __call__ that way).
 func localName(fb *fileBuild, name string, def int32) bool {
+	if !fb.tablesFor(name).local {
+		return false
+	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
 		if fb.locals[nestKey{d, name}] {
 			return fb.facts == nil || !slices.Contains(fb.facts.params[d], name)

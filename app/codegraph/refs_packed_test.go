@@ -60,6 +60,22 @@ func TestRefListRoundTrip(t *testing.T) {
 			t.Fatalf("at(cursor %d) = %+v, want %+v", i, r, in[i])
 		}
 	}
+	// KindCursors yields the cursors Cursors yields for that kind, in order
+	// (the list has indices and lines past one varint byte to step over).
+	for k := refKind(0); k <= refImplicit; k++ {
+		var want, got []refCursor
+		for i, c := range curs {
+			if in[i].Kind == k {
+				want = append(want, c)
+			}
+		}
+		for c := range l.KindCursors(k) {
+			got = append(got, c)
+		}
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("KindCursors(%d) yields %d cursors, want the %d of Cursors", k, len(got), len(want))
+		}
+	}
 	if (refList{}).Len() != 0 || packRefs(nil).Unpack() != nil {
 		t.Fatal("empty list is not empty")
 	}
