@@ -76,6 +76,10 @@ type fileResult struct {
 	extBases   []string    // classes with a base outside the project
 }
 
+// smallResult is the length below which addEdge searches a result's edges
+// for a duplicate instead of keeping the hashed filter.
+const smallResult = 16
+
 func newResult() *fileResult {
 	return &fileResult{} // seen is made by the first addEdge
 }
@@ -88,6 +92,17 @@ type kindCount struct {
 
 func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	if from == to && kind != EdgeCalls {
+		return
+	}
+	if r.seen == nil && len(r.edges) < smallResult {
+		// A short list is searched: no filter to allocate (most files'
+		// results stay short).
+		for i := range r.edges {
+			if e := &r.edges[i]; e.From == from && e.To == to && e.Kind == kind {
+				return
+			}
+		}
+		r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
 		return
 	}
 	if r.seen == nil {
@@ -390,11 +405,18 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		b.pyNames = pyMemberNames(ordered)
 	}
 	b.hier = newHierMemo() // hierarchy walks kept while resolving (flow_memo.go)
+	var trim *finalTrim
+	if b.final && len(affected) == len(ordered) {
+		trim = newFinalTrim(affected) // build_final.go
+	}
+	restoreGC := tightenResolveGC() // build_gc.go
 	parallelFiles(affected, func(fb *fileBuild) {
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()
+		trim.done(fb)
 	})
+	restoreGC()
 	b.hier = nil
 	prevGo := b.goEdges
 	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go

@@ -50,3 +50,30 @@ func tightenGCIfLarge() (restore func()) {
 	}
 	return tightenGC()
 }
+
+// resolveGCPercent is the collector's target while a tightened full build
+// resolves references. The end of resolution is the peak of a large cold
+// index (every file's tables, records and edges are live there; pyenv's
+// stdlib: ≈ 780 MB), so the heap's room above the live set is the part of
+// the peak a target sets: 15 instead of 25 took pyenv's peak RSS from
+// ≈ 1.16 to ≈ 1.07 GB (BENCHMARKS.md, "peak2"). The extra collections are
+// paid for by the build allocating less (build_final.go, fillFileBuild).
+const resolveGCPercent = 15
+
+// tightenResolveGC lowers the collector's target to resolveGCPercent when
+// it is buildGCPercent (a full build that tightenGC tightened: a large
+// project), and returns what restores it. Any other setting (a small
+// project, an update, a caller's own) is left alone.
+func tightenResolveGC() (restore func()) {
+	const pct = resolveGCPercent
+	prev := debug.SetGCPercent(pct)
+	if prev != buildGCPercent {
+		debug.SetGCPercent(prev)
+		return func() {}
+	}
+	return func() {
+		if cur := debug.SetGCPercent(prev); cur != pct {
+			debug.SetGCPercent(cur)
+		}
+	}
+}
