@@ -409,12 +409,20 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	if b.final && len(affected) == len(ordered) {
 		trim = newFinalTrim(affected) // build_final.go
 	}
-	restoreGC := tightenResolveGC() // build_gc.go
+	// The collector is tightened for the last part of the resolution,
+	// where the live heap nears its peak (build_gc.go).
+	var resolved atomic.Int64
+	var gcOnce sync.Once
+	restoreGC := func() {}
+	tightenAt := int64(float64(len(affected)) * resolveGCFrom)
 	parallelFiles(affected, func(fb *fileBuild) {
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()
 		trim.done(fb)
+		if resolved.Add(1) >= tightenAt {
+			gcOnce.Do(func() { restoreGC = tightenResolveGC() })
+		}
 	})
 	restoreGC()
 	b.hier = nil

@@ -60,6 +60,12 @@ func tightenGCIfLarge() (restore func()) {
 // paid for by the build allocating less (build_final.go, fillFileBuild).
 const resolveGCPercent = 15
 
+// resolveGCFrom is the share of the files resolved after which the
+// resolution's target applies: the live heap grows through the resolution,
+// and only the collections near its end set the peak; the earlier ones at
+// the tighter target would cost CPU for nothing.
+const resolveGCFrom = 0.5
+
 // tightenResolveGC lowers the collector's target to resolveGCPercent when
 // it is buildGCPercent (a full build that tightenGC tightened: a large
 // project), and returns what restores it. Any other setting (a small
