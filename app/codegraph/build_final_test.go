@@ -2,8 +2,10 @@ package codegraph
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -119,5 +121,40 @@ func TestNoUpdatesSampleSameAsNormal(t *testing.T) {
 	if !reflect.DeepEqual(got.UnresolvedSample, ref.UnresolvedSample) || got.Unresolved != ref.Unresolved ||
 		!reflect.DeepEqual(got.UnresolvedByKind, ref.UnresolvedByKind) {
 		t.Fatalf("NoUpdates sample %d refs (%d unresolved), normal %d (%d)", len(got.UnresolvedSample), got.Unresolved, len(ref.UnresolvedSample), ref.Unresolved)
+	}
+}
+
+// nodeID's inline FNV-1a equals hash/fnv's over the same bytes (IDs are
+// persisted: a different hash would change every node's ID).
+func TestNodeIDMatchesFNV(t *testing.T) {
+	ref := func(kind Kind, qual, p string, dup int) string {
+		h := fnv.New64a()
+		h.Write([]byte(kind))
+		h.Write([]byte{0})
+		h.Write([]byte(qual))
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+		if dup > 0 {
+			h.Write([]byte{0})
+			h.Write(strconv.AppendInt(nil, int64(dup), 10))
+		}
+		return hex16(h.Sum64())
+	}
+	for _, c := range []struct {
+		kind    Kind
+		qual, p string
+		dup     int
+	}{
+		{KindFile, "a/b.py", "a/b.py", 0},
+		{KindFunction, "pkg.mod.f", "pkg/mod.py", 0},
+		{KindMethod, "pkg.mod.C.prop", "pkg/mod.py", 1},
+		{KindMethod, "pkg.mod.C.prop", "pkg/mod.py", 12345},
+		{KindPackage, "pypi:requests", "", 0},
+		{"", "", "", 0},
+		{KindClass, "é\x00x", "ü/ß.py", 7},
+	} {
+		if got, want := nodeID(c.kind, c.qual, c.p, c.dup), ref(c.kind, c.qual, c.p, c.dup); got != want {
+			t.Errorf("nodeID(%q, %q, %q, %d) = %s, want %s", c.kind, c.qual, c.p, c.dup, got, want)
+		}
 	}
 }
