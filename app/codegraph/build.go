@@ -430,7 +430,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		fb.res.doneResolving()
 		trim.done(fb)
 		if resolved.Add(1) >= tightenAt {
-			gcOnce.Do(func() { restoreGC = tightenResolveGC() })
+			gcOnce.Do(func() { restoreGC = tightenResolveGCIfLarge() })
 		}
 	})
 	restoreGC()
