@@ -3,7 +3,6 @@ package codegraph
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"hash/fnv"
 	"hash/maphash"
 	"path"
 	"runtime"
@@ -20,18 +19,28 @@ const maxUnresolvedSample = 200
 // nodeID is the stable ID of a node: a hash of kind, qualified name, path and
 // an ordinal that tells apart duplicates (e.g. a property getter and setter),
 // counted in source order. Line numbers are not part of it.
+//
+// The hash is FNV-1a (64 bits) of kind, 0, qual, 0, p and, when dup > 0,
+// 0 and dup in decimal, computed inline (hash/fnv's Write made each part
+// escape: four allocations per node).
 func nodeID(kind Kind, qual, p string, dup int) string {
-	h := fnv.New64a()
-	h.Write([]byte(kind))
-	h.Write([]byte{0})
-	h.Write([]byte(qual))
-	h.Write([]byte{0})
-	h.Write([]byte(p))
+	h := fnvParts(fnvOffset64, string(kind), qual)
+	h = fnvBytes(h, p)
 	if dup > 0 {
-		h.Write([]byte{0})
-		h.Write(strconv.AppendInt(nil, int64(dup), 10))
+		h *= fnvPrime64 // the 0 byte
+		var d [20]byte
+		h = fnvBytes(h, string(strconv.AppendInt(d[:0], int64(dup), 10)))
 	}
-	return hex16(h.Sum64())
+	return hex16(h)
+}
+
+// fnvBytes continues FNV-1a hash h over s.
+func fnvBytes(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
 }
 
 // hex16 formats v as 16 lower-case hex digits.
@@ -76,6 +85,10 @@ type fileResult struct {
 	extBases   []string    // classes with a base outside the project
 }
 
+// smallResult is the length below which addEdge searches a result's edges
+// for a duplicate instead of keeping the hashed filter.
+const smallResult = 16
+
 func newResult() *fileResult {
 	return &fileResult{} // seen is made by the first addEdge
 }
@@ -88,6 +101,17 @@ type kindCount struct {
 
 func (r *fileResult) addEdge(from, to string, kind EdgeKind, line int32) {
 	if from == to && kind != EdgeCalls {
+		return
+	}
+	if r.seen == nil && len(r.edges) < smallResult {
+		// A short list is searched: no filter to allocate (most files'
+		// results stay short).
+		for i := range r.edges {
+			if e := &r.edges[i]; e.From == from && e.To == to && e.Kind == kind {
+				return
+			}
+		}
+		r.edges = append(r.edges, Edge{From: from, To: to, Kind: kind, Line: int(line)})
 		return
 	}
 	if r.seen == nil {
@@ -371,11 +395,26 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		b.pyNames = pyMemberNames(ordered)
 	}
 	b.hier = newHierMemo() // hierarchy walks kept while resolving (flow_memo.go)
+	var trim *finalTrim
+	if b.final && len(affected) == len(ordered) {
+		trim = newFinalTrim(affected) // build_final.go
+	}
+	// The collector is tightened for the last part of the resolution,
+	// where the live heap nears its peak (build_gc.go).
+	var resolved atomic.Int64
+	var gcOnce sync.Once
+	restoreGC := func() {}
+	tightenAt := int64(float64(len(affected)) * resolveGCFrom)
 	parallelFiles(affected, func(fb *fileBuild) {
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()
+		trim.done(fb)
+		if resolved.Add(1) >= tightenAt {
+			gcOnce.Do(func() { restoreGC = tightenResolveGCIfLarge() })
+		}
 	})
+	restoreGC()
 	b.hier = nil
 	prevGo := b.goEdges
 	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go

@@ -50,3 +50,54 @@ func tightenGCIfLarge() (restore func()) {
 	}
 	return tightenGC()
 }
+
+// resolveGCPercent is the collector's target while a tightened full build
+// resolves references. The end of resolution is the peak of a large cold
+// index (every file's tables, records and edges are live there; pyenv's
+// stdlib: ≈ 780 MB), so the heap's room above the live set is the part of
+// the peak a target sets: 15 instead of 25 took pyenv's peak RSS from
+// ≈ 1.16 to ≈ 1.07 GB (BENCHMARKS.md, "peak2"). The extra collections are
+// paid for by the build allocating less (build_final.go, fillFileBuild).
+const resolveGCPercent = 15
+
+// resolveGCFrom is the share of the files resolved after which the
+// resolution's target applies: the live heap grows through the resolution,
+// and only the collections near its end set the peak; the earlier ones at
+// the tighter target would cost CPU for nothing.
+const resolveGCFrom = 0.5
+
+// resolveGCMinLive is the live heap (last marked, when half the files are
+// resolved) below which the resolution keeps the build's target: go/src
+// (≈ 300–400 MB live, peak ≈ 500–600 MB, already under twice the graph it
+// keeps) paid ≈ 5 % more CPU for it and no lower peak; pyenv's stdlib has
+// ≈ 650 MB live there.
+const resolveGCMinLive = 512 << 20
+
+// tightenResolveGCIfLarge is tightenResolveGC when the live heap is at
+// least resolveGCMinLive; otherwise it changes nothing.
+func tightenResolveGCIfLarge() (restore func()) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() < resolveGCMinLive {
+		return func() {}
+	}
+	return tightenResolveGC()
+}
+
+// tightenResolveGC lowers the collector's target to resolveGCPercent when
+// it is buildGCPercent (a full build that tightenGC tightened: a large
+// project), and returns what restores it. Any other setting (a small
+// project, an update, a caller's own) is left alone.
+func tightenResolveGC() (restore func()) {
+	const pct = resolveGCPercent
+	prev := debug.SetGCPercent(pct)
+	if prev != buildGCPercent {
+		debug.SetGCPercent(prev)
+		return func() {}
+	}
+	return func() {
+		if cur := debug.SetGCPercent(prev); cur != pct {
+			debug.SetGCPercent(cur)
+		}
+	}
+}

@@ -82,3 +82,31 @@ func TestDroppedBuilderCollectedAtOnce(t *testing.T) {
 	}
 	runtime.KeepAlive(p)
 }
+
+// tightenResolveGC lowers the target during resolution only inside a
+// tightened build (GOGC at buildGCPercent) and restores it; any other
+// setting (a small project's, an update's, a caller's) is left alone.
+func TestTightenResolveGC(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	debug.SetGCPercent(buildGCPercent)
+	restore := tightenResolveGC()
+	if got := debug.SetGCPercent(resolveGCPercent); got != resolveGCPercent {
+		t.Errorf("during resolution GOGC is %d, want %d", got, resolveGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != buildGCPercent {
+		t.Errorf("after resolution GOGC is %d, want %d again", got, buildGCPercent)
+	}
+	for _, pct := range []int{100, 50, 10, -1} {
+		debug.SetGCPercent(pct)
+		restore := tightenResolveGC()
+		if got := debug.SetGCPercent(pct); got != pct {
+			t.Errorf("GOGC %d became %d during resolution", pct, got)
+		}
+		restore()
+		if got := debug.SetGCPercent(100); got != pct {
+			t.Errorf("GOGC %d became %d after resolution", pct, got)
+		}
+	}
+}

@@ -47,7 +47,13 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	sep := fb.lang.qualSep
 	fb.ids = make([]string, len(fd.Defs))
 	quals := make([]string, len(fd.Defs))
-	dups := map[string]int{}
+	// Duplicates are counted per (kind, qualified name): a struct key, not
+	// the two joined into a new string per definition.
+	type dupKey struct {
+		kind Kind
+		qual string
+	}
+	dups := make(map[dupKey]int, len(fd.Defs))
 	fb.nested = make(map[nestKey]int32, len(fd.Defs))
 	for i, d := range fd.Defs {
 		var q string
@@ -60,7 +66,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			q = joinQual(fb.key, sep, d.Name)
 		}
 		quals[i] = q
-		dk := string(d.Kind) + "\x00" + q
+		dk := dupKey{d.Kind, q}
 		id := nodeID(d.Kind, q, fd.Path, dups[dk])
 		dups[dk]++
 		fb.ids[i] = id
@@ -83,10 +89,18 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	refs := rb.rs
 	fb.inherits = nil
 	var locals map[nestKey]bool // fb.locals, set once the flow table is built (fillFlow reads it nil)
+	nLocal := 0
+	for _, r := range refs {
+		if r.Kind == refLocal {
+			nLocal++
+		}
+	}
 	for _, r := range refs {
 		if r.Kind == refLocal {
 			if locals == nil {
-				locals = map[nestKey]bool{}
+				// At its final size (at most one entry per reference): grown
+				// by doubling it left its old tables behind as garbage.
+				locals = make(map[nestKey]bool, nLocal)
 			}
 			locals[nestKey{r.Def, r.Name}] = true
 		}
@@ -185,11 +199,21 @@ func (fb *fileBuild) addHint(k hintKey, typ string) {
 // their receiver types (copying a node whose parent changes: published nodes
 // are never modified).
 func (b *builder) tables(ordered []*fileBuild) {
+	// The two largest tables are made at their final size: grown by
+	// doubling, each left its smaller bucket arrays behind as garbage
+	// while every file's tables were held (pyenv: 330 k entries each).
+	nNodes, nDefs := len(b.pkgs)+16, 0
+	for _, fb := range ordered {
+		nNodes += len(fb.nodes)
+		if fb.lang != nil {
+			nDefs += len(fb.fd.Defs)
+		}
+	}
 	b.modules = map[string][]*fileBuild{}
 	b.top = map[string]map[string]string{}
 	b.members = map[string]map[string]string{}
-	b.defLoc = map[string]defLocation{}
-	b.nodeByID = make(map[string]*Node, len(b.nodeByID)+16)
+	b.defLoc = make(map[string]defLocation, nDefs)
+	b.nodeByID = make(map[string]*Node, nNodes)
 	b.packages = map[string]map[string]string{}
 	b.requires = b.requires[:0]
 	for _, fb := range ordered {

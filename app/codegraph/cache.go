@@ -130,16 +130,27 @@ func (p *Project) saveCache(puts map[string]*fileData, deletes []string, full bo
 		if err := s.DeleteBucket(cacheFilesBucket); err != nil {
 			return err
 		}
-		enc, size := map[string][]byte{}, 0
+		// A batch's records are encoded one after another into one buffer
+		// (each entry a slice of it, the store's until its transaction
+		// commits): one allocation per batch instead of one per record,
+		// each grown by doubling when its estimate was short.
+		enc := map[string][]byte{}
+		buf := make([]byte, 0, cacheBatchBytes+cacheBatchBytes/4)
 		for _, k := range sortedKeys(puts) {
-			b := encodeFileData(puts[k])
-			enc[k] = b
-			size += len(b)
-			if size >= cacheBatchBytes {
+			start := len(buf)
+			if n := encodedSizeHint(puts[k]); cap(buf)-start < n && start > 0 {
+				// Would not fit: a new buffer (entries keep the old one).
+				buf = make([]byte, 0, max(cacheBatchBytes+cacheBatchBytes/4, n))
+				start = 0
+			}
+			buf = appendFileData(buf, puts[k])
+			enc[k] = buf[start:len(buf):len(buf)]
+			if len(buf) >= cacheBatchBytes {
 				if err := s.PutBlobs(cacheFilesBucket, enc, nil); err != nil {
 					return err
 				}
-				enc, size = map[string][]byte{}, 0
+				enc = map[string][]byte{}
+				buf = make([]byte, 0, cacheBatchBytes+cacheBatchBytes/4)
 			}
 		}
 		if err := s.PutBlobs(cacheFilesBucket, enc, deletes); err != nil {

@@ -28,7 +28,17 @@ func (e *encoder) bool(v bool) {
 
 // encodeFileData serialises fd for the cache.
 func encodeFileData(fd *fileData) []byte {
-	e := &encoder{b: make([]byte, 0, 256+fd.Refs.Len()*16+len(fd.Defs)*64)}
+	return appendFileData(make([]byte, 0, encodedSizeHint(fd)), fd)
+}
+
+// encodedSizeHint is about the encoded size of fd.
+func encodedSizeHint(fd *fileData) int {
+	return 256 + fd.Refs.Len()*16 + len(fd.Defs)*64
+}
+
+// appendFileData appends fd's encoding (encodeFileData's) to dst.
+func appendFileData(dst []byte, fd *fileData) []byte {
+	e := &encoder{b: dst}
 	e.b = append(e.b, codecVersion)
 	e.s(fd.Path)
 	e.s(fd.Lang)

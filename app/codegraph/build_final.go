@@ -1,0 +1,90 @@
+package codegraph
+
+import (
+	"slices"
+	"sync"
+)
+
+// finalTrim releases, while the last build (builder.final) resolves, what
+// each resolved file's result holds beyond what the assembly of that build
+// reads. The end of resolution is the peak of a cold index: every file's
+// tables are still held there, so what is dropped file by file as the
+// files are done is memory the peak does not need.
+//
+//   - The result's edge list is copied to its length: grown by append, it
+//     had up to twice the room (pyenv's stdlib: ≈ 30 MB of slack).
+//   - The sample of unresolved references is dropped once the files before
+//     the file, in the order the graph is assembled in, hold the report's
+//     whole sample (maxUnresolvedSample): assemble takes the first ones in
+//     that order, so later files' samples are never read. Each file kept
+//     up to maxUnresolvedSample of them (pyenv: ≈ 16 MB in all).
+//
+// The graph is the same; only a build that resolves every file (a full
+// build, files in assembly order) uses it.
+type finalTrim struct {
+	mu     sync.Mutex
+	files  []*fileBuild
+	at     map[*fileBuild]int
+	doneAt []bool
+	next   int  // files[:next] are all done
+	count  int  // unresolved samples in files[:next]
+	full   bool // files[:next] hold the whole sample: later files' are not read
+}
+
+// newFinalTrim returns the trim of a resolution of files, given in the
+// order assemble reads them.
+func newFinalTrim(files []*fileBuild) *finalTrim {
+	t := &finalTrim{files: files, at: make(map[*fileBuild]int, len(files)), doneAt: make([]bool, len(files))}
+	for i, fb := range files {
+		t.at[fb] = i
+	}
+	return t
+}
+
+// done is called once fb is resolved (from any goroutine; t may be nil).
+func (t *finalTrim) done(fb *fileBuild) {
+	if t == nil {
+		return
+	}
+	for _, r := range []*fileResult{fb.inh, fb.res} {
+		if r != nil && cap(r.edges)-len(r.edges) > len(r.edges)/8 {
+			r.edges = slices.Clone(r.edges)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.at[fb]
+	t.doneAt[i] = true
+	if t.full {
+		dropSample(fb)
+		return
+	}
+	for t.next < len(t.files) && t.doneAt[t.next] {
+		f := t.files[t.next]
+		t.next++
+		for _, r := range []*fileResult{f.inh, f.res} {
+			if r != nil {
+				t.count += len(r.sample)
+			}
+		}
+		if t.count >= maxUnresolvedSample {
+			t.full = true
+			// Files done out of order, after this prefix: not read either.
+			for j := t.next; j < len(t.files); j++ {
+				if t.doneAt[j] {
+					dropSample(t.files[j])
+				}
+			}
+			return
+		}
+	}
+}
+
+// dropSample drops fb's samples of unresolved references (their counts stay).
+func dropSample(fb *fileBuild) {
+	for _, r := range []*fileResult{fb.inh, fb.res} {
+		if r != nil {
+			r.sample = nil
+		}
+	}
+}
