@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -305,4 +306,57 @@ func TestPythonParamCalledInsideSibling(t *testing.T) {
 			t.Errorf("take_action dispatches to %v, want %s among them", got, want)
 		}
 	}
+}
+
+// After updates the argument index lists every name's sites as a fresh
+// index does (by path, then position), when the edited file sits before,
+// between and after other files with sites of the same names, gains and
+// loses sites, and holds several sites of one name (inserted as a block).
+func TestArgIndexAfterUpdatesEqualsFresh(t *testing.T) {
+	calls := func(n int) string {
+		var b strings.Builder
+		b.WriteString("from lib import show, run\n\ndef helper0():\n    pass\n\ndef helper1():\n    pass\n\ndef user():\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "    show(user)\n    run(helper%d)\n", i%2)
+		}
+		b.WriteString("    return 0\n")
+		return b.String()
+	}
+	files := map[string]string{"lib.py": "def show(x):\n    return x()\n\ndef run(f):\n    return f()\n"}
+	for _, name := range []string{"a.py", "c.py", "e.py", "g.py"} {
+		files[name] = calls(2)
+	}
+	root := writeTree(t, files)
+	p := openT(t, root, Options{})
+	for i, e := range []struct {
+		file string
+		n    int
+	}{{"c.py", 5}, {"a.py", 0}, {"g.py", 4}, {"e.py", 1}, {"c.py", 0}, {"a.py", 3}} {
+		path := filepath.Join(root, e.file)
+		if err := os.WriteFile(path, []byte(calls(e.n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpdateFiles(context.Background(), []string{path}); err != nil {
+			t.Fatal(err)
+		}
+		fresh := openT(t, root, Options{NoCache: true})
+		got, want := argSiteList(p.b.argIndex()), argSiteList(fresh.b.argIndex())
+		if len(want["show"]) == 0 {
+			t.Fatalf("edit %d: a fresh index lists no site of show", i)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("edit %d (%s with %d calls): index after the update\n %v\nfresh\n %v", i, e.file, e.n, got, want)
+		}
+	}
+}
+
+// argSiteList is an argument index as path:offset per name.
+func argSiteList(x *pyArgIndex) map[string][]string {
+	out := map[string][]string{}
+	for name, l := range x.sites {
+		for _, s := range l {
+			out[name] = append(out[name], fmt.Sprintf("%s:%d", s.fb.fd.Path, s.cur.off))
+		}
+	}
+	return out
 }
