@@ -67,16 +67,7 @@ func matchScore(fuzzyScore int, text, lq string, isPackage bool) float64 {
 // ASCII, which a non-ASCII lq never equals.
 func matchBonus(text, lq string) float64 {
 	if !isASCII(text) {
-		f := strings.ToLower(text)
-		switch {
-		case f == lq:
-			return 1000
-		case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
-			return 500
-		case strings.HasPrefix(f, lq):
-			return 100
-		}
-		return 0
+		return loweredBonus(text, lq)
 	}
 	n, k := len(text), len(lq)
 	switch {
@@ -85,6 +76,20 @@ func matchBonus(text, lq string) float64 {
 	case n > k && (text[n-k-1] == '.' || text[n-k-1] == '/') && lowerEquals(text[n-k:], lq):
 		return 500
 	case n >= k && lowerEquals(text[:k], lq):
+		return 100
+	}
+	return 0
+}
+
+// loweredBonus is matchBonus computed on a lower-cased copy of text.
+func loweredBonus(text, lq string) float64 {
+	f := strings.ToLower(text)
+	switch {
+	case f == lq:
+		return 1000
+	case strings.HasSuffix(f, "."+lq) || strings.HasSuffix(f, "/"+lq):
+		return 500
+	case strings.HasPrefix(f, lq):
 		return 100
 	}
 	return 0
