@@ -20,9 +20,16 @@ const buildGCPercent = 25
 // below the target (or collection turned off) is left alone, and so is one
 // changed by something else while the build ran.
 func tightenGC() (restore func()) {
-	const pct = buildGCPercent
+	return lowerGCPercent(buildGCPercent, func(prev int) bool { return prev > buildGCPercent })
+}
+
+// lowerGCPercent sets the collector's target to pct when apply holds for
+// the setting it replaces, and returns what restores that setting, unless
+// something else changed the target meanwhile; when apply does not hold,
+// the setting is put back at once and restore does nothing.
+func lowerGCPercent(pct int, apply func(prev int) bool) (restore func()) {
 	prev := debug.SetGCPercent(pct)
-	if prev < 0 || prev <= pct {
+	if !apply(prev) {
 		debug.SetGCPercent(prev)
 		return func() {}
 	}
@@ -31,6 +38,14 @@ func tightenGC() (restore func()) {
 			debug.SetGCPercent(cur)
 		}
 	}
+}
+
+// liveHeapBelow reports whether the live heap runtime/metrics last marked
+// (no stop-the-world read) is below n bytes, or cannot be read.
+func liveHeapBelow(n uint64) bool {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() < n
 }
 
 // buildGCMinLive is the live heap (after the parse, before the build) below
@@ -43,9 +58,7 @@ const buildGCMinLive = 128 << 20
 // least buildGCMinLive (runtime/metrics' last-marked live heap, no
 // stop-the-world read); otherwise it changes nothing.
 func tightenGCIfLarge() (restore func()) {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() < buildGCMinLive {
+	if liveHeapBelow(buildGCMinLive) {
 		return func() {}
 	}
 	return tightenGC()
@@ -70,8 +83,8 @@ const resolveGCPercent = 15
 const resolveGCFrom = 0.75
 
 // resolveGCMinLive is the live heap (last marked, when resolveGCFrom of
-// the files are resolved) below which the resolution keeps the build's target: go/src
-// (≈ 300–400 MB live, peak ≈ 500–600 MB, already under twice the graph it
+// the files are resolved) below which the resolution keeps the build's
+// target: go/src (≈ 300–400 MB live, peak ≈ 500–600 MB, already under twice the graph it
 // keeps) paid ≈ 5 % more CPU for it and no lower peak; pyenv's stdlib has
 // ≈ 650 MB live there.
 const resolveGCMinLive = 512 << 20
@@ -79,9 +92,7 @@ const resolveGCMinLive = 512 << 20
 // tightenResolveGCIfLarge is tightenResolveGC when the live heap is at
 // least resolveGCMinLive; otherwise it changes nothing.
 func tightenResolveGCIfLarge() (restore func()) {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() < resolveGCMinLive {
+	if liveHeapBelow(resolveGCMinLive) {
 		return func() {}
 	}
 	return tightenResolveGC()
@@ -92,15 +103,5 @@ func tightenResolveGCIfLarge() (restore func()) {
 // project), and returns what restores it. Any other setting (a small
 // project, an update, a caller's own) is left alone.
 func tightenResolveGC() (restore func()) {
-	const pct = resolveGCPercent
-	prev := debug.SetGCPercent(pct)
-	if prev != buildGCPercent {
-		debug.SetGCPercent(prev)
-		return func() {}
-	}
-	return func() {
-		if cur := debug.SetGCPercent(prev); cur != pct {
-			debug.SetGCPercent(cur)
-		}
-	}
+	return lowerGCPercent(resolveGCPercent, func(prev int) bool { return prev == buildGCPercent })
 }
