@@ -234,10 +234,10 @@ func (g *Graph) Search(query string, limit int) []Match {
 	if query == "" {
 		return nil
 	}
-	var src fuzzy.Source = searchSource(g.nodes)
-	masks := g.nameClasses()
-	if strings.ContainsAny(query, "./") {
-		src, masks = qualSource(g.nodes), nil
+	var src fuzzy.Source = qualSource(g.nodes)
+	var masks []uint32 // byte classes of names only
+	if !strings.ContainsAny(query, "./") {
+		src, masks = searchSource(g.nodes), g.nameClasses()
 	}
 	cand := fuzzyCandidates(query, src, masks)
 	ms := fuzzy.FindFromNoSort(query, cand)
