@@ -3,7 +3,6 @@ package codegraph
 import (
 	"context"
 	"os"
-	"runtime/pprof"
 	"testing"
 	"time"
 )
@@ -36,14 +35,7 @@ func TestSnapshotEncodeScale(t *testing.T) {
 			rounds = int(n)
 		}
 	}
-	if prof := os.Getenv("CODELOOM_SNAP_PROF"); prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pprof.StartCPUProfile(f)
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
+	defer cpuProfileFromEnv(t, "CODELOOM_SNAP_PROF")()
 	var ranks []float64
 	var data []byte
 	for r := 0; r < rounds; r++ {

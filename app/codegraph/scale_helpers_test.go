@@ -3,6 +3,7 @@ package codegraph
 import (
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,4 +61,24 @@ func commentEdited(orig []byte, target string, i int) []byte {
 		comment = "//"
 	}
 	return append(append([]byte(nil), orig...), []byte("\n"+comment+" edit "+strings.Repeat("x", i%7)+"\n")...)
+}
+
+// cpuProfileFromEnv starts a CPU profile into the file named by the
+// environment variable env, if set, and returns what stops it (nothing
+// when env is unset or another CPU profile is running).
+func cpuProfileFromEnv(t *testing.T, env string) (stop func()) {
+	prof := os.Getenv(env)
+	if prof == "" {
+		return func() {}
+	}
+	f, err := os.Create(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil { // another profile runs
+		f.Close()
+		t.Logf("%s: no profile: %v", env, err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,15 +103,7 @@ func TestUpdateScale(t *testing.T) {
 		logf("PrepareUpdates (background in the app)", time.Since(w), cpu()-c)
 	}
 	gc0 := readHeap()
-	stopFirst := func() {}
-	if prof := os.Getenv("CODELOOM_UPDATE_FIRSTPROF"); prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pprof.StartCPUProfile(f)
-		stopFirst = func() { pprof.StopCPUProfile(); f.Close() }
-	}
+	stopFirst := cpuProfileFromEnv(t, "CODELOOM_UPDATE_FIRSTPROF")
 	wl, cl := update(commentEdit(0))
 	stopFirst()
 	logf(fmt.Sprintf("first update after the load (%d GC cycles)", readHeap().Sub(gc0).gcs), wl, cl)
@@ -137,17 +128,7 @@ func TestUpdateScale(t *testing.T) {
 		}
 		p.mu.Unlock()
 	}
-	if prof := os.Getenv("CODELOOM_UPDATE_PROF"); prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pprof.StartCPUProfile(f)
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
-	}
+	defer cpuProfileFromEnv(t, "CODELOOM_UPDATE_PROF")()
 	if prof := os.Getenv("CODELOOM_UPDATE_MEMPROF"); prof != "" {
 		defer allocProfile(prof)() // update_scale_heap_test.go
 	}
@@ -189,15 +170,7 @@ func TestUpdateScale(t *testing.T) {
 	// Bursts as a user makes them: one edit, then the rewrite, each pair
 	// timed together (the rewrite called at once instead of 1 s later).
 	// CODELOOM_BURST_PROF: the CPU profile of the bursts alone.
-	stopBurst := func() {}
-	if prof := os.Getenv("CODELOOM_BURST_PROF"); prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pprof.StartCPUProfile(f)
-		stopBurst = func() { pprof.StopCPUProfile(); f.Close() }
-	}
+	stopBurst := cpuProfileFromEnv(t, "CODELOOM_BURST_PROF")
 	bursts := 8
 	if v, err := strconv.Atoi(os.Getenv("CODELOOM_BURSTS")); err == nil && v > 0 {
 		bursts = v
