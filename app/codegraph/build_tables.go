@@ -54,7 +54,8 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		qual string
 	}
 	dups := make(map[dupKey]int, len(fd.Defs))
-	fb.nested = make(map[nestKey]int32, len(fd.Defs))
+	fill := &tableFill{nested: make(map[nestKey]int32, len(fd.Defs))}
+	fb.fill = fill
 	for i, d := range fd.Defs {
 		var q string
 		switch {
@@ -79,8 +80,8 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
 			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 		fb.nodes = append(fb.nodes, n)
-		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
-			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
+		if _, dup := fill.nested[nestKey{d.Parent, d.Name}]; !dup {
+			fill.nested[nestKey{d.Parent, d.Name}] = int32(i)
 		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
@@ -88,7 +89,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	defer b.putRefs(rb)
 	refs := rb.rs
 	fb.inherits = nil
-	var locals map[nestKey]bool // fb.locals, set once the flow table is built (fillFlow reads it nil)
+	var locals map[nestKey]bool // fill.locals, set once the flow table is built (fillFlow reads it nil)
 	nLocal := 0
 	for _, r := range refs {
 		if r.Kind == refLocal {
@@ -122,7 +123,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
 	fillFlow(fb, refs, locals, hs)
-	fb.locals = locals
+	fill.locals = locals
 	fb.iface = h
 	for _, ev := range fd.Env {
 		src := fb.fileID
@@ -140,7 +141,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	// bound locally (they shadow module-level definitions).
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			continue // in fb.locals already
+			continue // in fill.locals already
 		}
 		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
 			continue // self = str.__new__(cls, v) in __new__ is still self
@@ -162,7 +163,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
-	fb.names = newScopeNames(fb)
+	fb.freezeTables() // flow_names.go
 }
 
 // FNV-1a's 64-bit parameters (hash/fnv).
@@ -187,11 +188,12 @@ func fnvParts(h uint64, parts ...string) uint64 {
 
 // addHint records typ as a possible type of the variable k (once).
 func (fb *fileBuild) addHint(k hintKey, typ string) {
-	if fb.hints == nil {
-		fb.hints = map[hintKey][]string{}
+	f := fb.fill
+	if f.hints == nil {
+		f.hints = map[hintKey][]string{}
 	}
-	if !slices.Contains(fb.hints[k], typ) {
-		fb.hints[k] = append(fb.hints[k], typ)
+	if !slices.Contains(f.hints[k], typ) {
+		f.hints[k] = append(f.hints[k], typ)
 	}
 }
 

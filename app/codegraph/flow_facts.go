@@ -111,7 +111,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 		// A class-body name (x = f, x: T) is also an attribute of the class.
 		if r.Kind != refArg && r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
-			fb.flow[ak] = append(fb.flow[ak], src)
+			fb.fill.flow[ak] = append(fb.fill.flow[ak], src)
 		}
 	}
 	if marks != nil {
@@ -122,10 +122,11 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 // addFlowSrc records that src flows into k, hashing it when other files
 // can read k (module-level names, attributes, results, parameters).
 func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
-	if fb.flow == nil {
-		fb.flow = map[hintKey][]flowSrc{}
+	f := fb.fill
+	if f.flow == nil {
+		f.flow = map[hintKey][]flowSrc{}
 	}
-	fb.flow[k] = append(fb.flow[k], src)
+	f.flow[k] = append(f.flow[k], src)
 	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params[k.scope], k.name)) {
 		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
@@ -219,13 +220,13 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 		if d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if _, ok := fb.nested[nestKey{d, name}]; ok {
+		if _, ok := fb.fill.nested[nestKey{d, name}]; ok {
 			return -1
 		}
 		if slices.Contains(ff.params[d], name) {
 			return d
 		}
-		if fb.locals[nestKey{d, name}] {
+		if fb.fill.locals[nestKey{d, name}] {
 			return -1
 		}
 	}

@@ -16,7 +16,7 @@ func (fb *fileBuild) goDropLiteralValues() {
 			continue
 		}
 		k := hintKey{scope: r.Def, name: r.Name}
-		ts := fb.hints[k]
+		ts := fb.fill.hints[k]
 		if len(ts) < 2 {
 			continue
 		}
@@ -27,7 +27,7 @@ func (fb *fileBuild) goDropLiteralValues() {
 			}
 			v = strings.TrimLeft(v, "& ")
 			if strings.HasPrefix(v, r.Object) && strings.HasPrefix(strings.TrimSpace(v[len(r.Object):]), "{") {
-				fb.hints[k] = append(ts[:i:i], ts[i+1:]...)
+				fb.fill.hints[k] = append(ts[:i:i], ts[i+1:]...)
 				break
 			}
 		}

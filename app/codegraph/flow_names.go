@@ -1,104 +1,264 @@
 package codegraph
 
-// scopeNames are Bloom filters of the names a file's scope tables hold as
-// keys: nested definitions, locals, flow and type-hint variables (not the
-// "self.x" attribute keys). Binding a name walks the scopes from the inner
-// definition out and looks (scope, name) up in each table at each level;
-// most names a file reads (modules, built-ins, module-level definitions of
-// other files) are in none of them, and those struct-keyed lookups, each
-// hashing the name again, were the largest single cost of the value-flow
-// evaluation (name, lookupName and hintFor: 2.1 of 16 CPU-s over 30 builds
-// of python3.11). A table the filter says cannot hold the name is not
-// looked up; one that may is looked up as before, so the answers are the
-// same.
-type scopeNames struct {
-	defs, locals, flow, hints nameFilter
+import (
+	"iter"
+	"slices"
+)
+
+// A file's scope tables (nested definitions, locals, flow sources and type
+// hints), keyed by integers. fillFileBuild builds them as maps keyed by
+// (scope, name) (tableFill); freezeTables then interns each name the maps
+// hold once into a per-file symbol and keys one table of rows by the packed
+// (scope, attr, symbol): binding a name walks the scopes from the inner
+// definition out and asks each level for its definition, local, flow
+// sources and hints, which was up to four lookups hashing the name each
+// time (the largest single cost of the value-flow evaluation, and the
+// string-keyed maps, a slice per key, were a third of the live heap at the
+// end of a pyenv resolution). Now the name is hashed once (a miss answers
+// "not here" for every table: no walk), each level is one probe of an
+// integer-keyed map, and the flow sources and hints are stored in one flat
+// slab per file (fb.flow, fb.hints).
+
+// tableFill holds a file's scope tables while fillFileBuild builds them
+// (fb.fill; nil once they are frozen into fb.tab).
+type tableFill struct {
+	nested map[nestKey]int32
+	locals map[nestKey]bool // (def, name) bound locally in that definition
+	hints  map[hintKey][]string
+	flow   map[hintKey][]flowSrc
 }
 
-// nameFilter is one Bloom filter (two probes).
-type nameFilter struct {
-	bits []uint64
-	mask uint64 // number of bits - 1 (a power of two)
+// scopeTab is a file's frozen scope tables.
+type scopeTab struct {
+	syms  map[string]int32 // name → symbol
+	names []string         // symbol → name
+	in    []uint8          // symbol → the tables holding it at some scope (inNested, …)
+	ents  map[uint64]int32 // tabKey(scope, attr, symbol) → index in rows
+	rows  []tabRow
 }
 
-// newScopeNames returns the filters of fb's tables as they are after
-// fillFileBuild (nothing adds to them later; the final build's assembly
-// drops them with these filters). They take 1–3 bytes a table entry
-// (python3.11: 117k entries, 0.3 MB), a few per cent of the tables.
-func newScopeNames(fb *fileBuild) *scopeNames {
-	s := &scopeNames{
-		defs:   newNameFilter(len(fb.nested)),
-		locals: newNameFilter(len(fb.locals)),
-		flow:   newNameFilter(len(fb.flow)),
-		hints:  newNameFilter(len(fb.hints)),
+// The tables a symbol is in (scopeTab.in), at some scope; flow and hints
+// count plain variables only (not the "self.x" attribute keys).
+const (
+	inNested uint8 = 1 << iota
+	inLocal
+	inFlow
+	inHint
+)
+
+// tabRow is what a file's tables hold for one (scope, attr, name).
+type tabRow struct {
+	scope  int32
+	sym    int32
+	nested int32  // definition index + 1 (0: none)
+	flow0  uint32 // first flow source in fb.flow
+	flowN  uint32 // number of flow sources (0: none)
+	hint0  uint32 // first type in fb.hints
+	hintN  uint32 // number of types (0: none)
+	attr   bool
+	local  bool
+}
+
+// tabKey packs a row's key: the scope (-1 for the module), the attribute
+// bit and the symbol.
+func tabKey(scope int32, attr bool, sym int32) uint64 {
+	k := uint64(uint32(scope))<<32 | uint64(uint32(sym))<<1
+	if attr {
+		k |= 1
 	}
-	for k := range fb.nested {
-		s.defs.add(nameHash(k.name))
+	return k
+}
+
+// freezeTables turns fb.fill into fb.tab and the fb.flow and fb.hints slabs.
+func (fb *fileBuild) freezeTables() {
+	f := fb.fill
+	fb.fill = nil
+	if f == nil {
+		return
 	}
-	for k := range fb.locals {
-		s.locals.add(nameHash(k.name))
+	n := max(len(f.nested), len(f.locals), len(f.flow), len(f.hints))
+	if n == 0 {
+		return
 	}
-	for k := range fb.flow {
-		if !k.attr {
-			s.flow.add(nameHash(k.name))
+	t := &scopeTab{syms: make(map[string]int32, n), ents: make(map[uint64]int32, n)}
+	row := func(scope int32, attr bool, name string, in uint8) *tabRow {
+		s, ok := t.syms[name]
+		if !ok {
+			s = int32(len(t.names))
+			t.syms[name] = s
+			t.names = append(t.names, name)
+			t.in = append(t.in, 0)
+		}
+		if !attr {
+			t.in[s] |= in
+		}
+		k := tabKey(scope, attr, s)
+		i, ok := t.ents[k]
+		if !ok {
+			i = int32(len(t.rows))
+			t.ents[k] = i
+			t.rows = append(t.rows, tabRow{scope: scope, sym: s, attr: attr})
+		}
+		return &t.rows[i]
+	}
+	for k, i := range f.nested {
+		row(k.parent, false, k.name, inNested).nested = i + 1
+	}
+	for k := range f.locals {
+		row(k.parent, false, k.name, inLocal).local = true
+	}
+	nf := 0
+	for _, ss := range f.flow {
+		nf += len(ss)
+	}
+	if nf > 0 {
+		fb.flow = make([]flowSrc, 0, nf)
+	}
+	for k, ss := range f.flow {
+		r := row(k.scope, k.attr, k.name, inFlow)
+		r.flow0, r.flowN = uint32(len(fb.flow)), uint32(len(ss))
+		fb.flow = append(fb.flow, ss...)
+	}
+	nh := 0
+	for _, ts := range f.hints {
+		nh += len(ts)
+	}
+	if nh > 0 {
+		fb.hints = make([]string, 0, nh)
+	}
+	for k, ts := range f.hints {
+		r := row(k.scope, k.attr, k.name, inHint)
+		r.hint0, r.hintN = uint32(len(fb.hints)), uint32(len(ts))
+		fb.hints = append(fb.hints, ts...)
+	}
+	t.rows = trimSlack(t.rows)
+	t.names = trimSlack(t.names)
+	t.in = trimSlack(t.in)
+	fb.tab = t
+}
+
+// sym returns the symbol of name and the tables holding it (false: none
+// of fb's tables holds it, at any scope).
+func (fb *fileBuild) sym(name string) (int32, uint8, bool) {
+	t := fb.tab
+	if t == nil {
+		return 0, 0, false
+	}
+	s, ok := t.syms[name]
+	if !ok {
+		return 0, 0, false
+	}
+	return s, t.in[s], true
+}
+
+// rowAt returns the row of (scope, attr, symbol s), or nil.
+func (fb *fileBuild) rowAt(scope int32, attr bool, s int32) *tabRow {
+	i, ok := fb.tab.ents[tabKey(scope, attr, s)]
+	if !ok {
+		return nil
+	}
+	return &fb.tab.rows[i]
+}
+
+// row returns the row of (scope, attr, name), or nil.
+func (fb *fileBuild) row(scope int32, attr bool, name string) *tabRow {
+	s, _, ok := fb.sym(name)
+	if !ok {
+		return nil
+	}
+	return fb.rowAt(scope, attr, s)
+}
+
+// srcsOf returns the flow sources of row r (nil r: none).
+func (fb *fileBuild) srcsOf(r *tabRow) []flowSrc {
+	if r == nil || r.flowN == 0 {
+		return nil
+	}
+	return fb.flow[r.flow0 : r.flow0+r.flowN : r.flow0+r.flowN]
+}
+
+// hintsOf returns the types recorded in row r (nil r: none).
+func (fb *fileBuild) hintsOf(r *tabRow) []string {
+	if r == nil || r.hintN == 0 {
+		return nil
+	}
+	return fb.hints[r.hint0 : r.hint0+r.hintN : r.hint0+r.hintN]
+}
+
+// flowAt returns the flow sources into variable (scope, attr, name) and
+// whether it has any.
+func (fb *fileBuild) flowAt(scope int32, attr bool, name string) ([]flowSrc, bool) {
+	ss := fb.srcsOf(fb.row(scope, attr, name))
+	return ss, ss != nil
+}
+
+// hintsAt returns the types recorded for variable (scope, attr, name) and
+// whether it has any.
+func (fb *fileBuild) hintsAt(scope int32, attr bool, name string) ([]string, bool) {
+	ts := fb.hintsOf(fb.row(scope, attr, name))
+	return ts, ts != nil
+}
+
+// nestedAt returns the definition named name nested directly in scope.
+func (fb *fileBuild) nestedAt(scope int32, name string) (int32, bool) {
+	if r := fb.row(scope, false, name); r != nil && r.nested > 0 {
+		return r.nested - 1, true
+	}
+	return 0, false
+}
+
+// localAt reports that name is bound locally in definition scope.
+func (fb *fileBuild) localAt(scope int32, name string) bool {
+	r := fb.row(scope, false, name)
+	return r != nil && r.local
+}
+
+// keyOf returns row r's key.
+func (t *scopeTab) keyOf(r *tabRow) hintKey {
+	return hintKey{scope: r.scope, attr: r.attr, name: t.names[r.sym]}
+}
+
+// changedTabScopes marks in scopes the scopes whose flow sources, hints or
+// locals differ between versions o and fb of a file.
+func changedTabScopes(scopes map[int32]bool, o, fb *fileBuild) {
+	diff := func(a, b *fileBuild) {
+		if a.tab == nil {
+			return
+		}
+		for i := range a.tab.rows {
+			r := &a.tab.rows[i]
+			var other *tabRow
+			if b.tab != nil {
+				other = b.row(r.scope, r.attr, a.tab.names[r.sym])
+			}
+			switch {
+			case other == nil:
+				if r.flowN > 0 || r.hintN > 0 || r.local {
+					scopes[r.scope] = true
+				}
+			case r.local != other.local,
+				!slices.Equal(a.srcsOf(r), b.srcsOf(other)),
+				!slices.Equal(a.hintsOf(r), b.hintsOf(other)):
+				scopes[r.scope] = true
+			}
 		}
 	}
-	for k := range fb.hints {
-		if !k.attr {
-			s.hints.add(nameHash(k.name))
+	diff(fb, o)
+	diff(o, fb)
+}
+
+// flowVars yields every variable of fb's flow table with its sources, in
+// no particular order.
+func (fb *fileBuild) flowVars() iter.Seq2[hintKey, []flowSrc] {
+	return func(yield func(hintKey, []flowSrc) bool) {
+		if fb.tab == nil {
+			return
+		}
+		for i := range fb.tab.rows {
+			r := &fb.tab.rows[i]
+			if r.flowN > 0 && !yield(fb.tab.keyOf(r), fb.srcsOf(r)) {
+				return
+			}
 		}
 	}
-	return s
-}
-
-// newNameFilter returns an empty filter sized for n names.
-func newNameFilter(n int) nameFilter {
-	nbits := uint64(64)
-	for nbits < uint64(n)*8 { // 8 to 16 bits a name, two probes: 1.5–5 % false positives
-		nbits *= 2
-	}
-	return nameFilter{bits: make([]uint64, nbits/64), mask: nbits - 1}
-}
-
-// nameHash is FNV-1a over s.
-func nameHash(s string) uint64 {
-	h := uint64(fnvOffset64)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime64
-	}
-	return h
-}
-
-func (f *nameFilter) add(h uint64) {
-	a, b := h&f.mask, (h>>32)&f.mask
-	f.bits[a/64] |= 1 << (a % 64)
-	f.bits[b/64] |= 1 << (b % 64)
-}
-
-// has reports that the name of hash h may be in the table; false means it
-// is not.
-func (f *nameFilter) has(h uint64) bool {
-	a, b := h&f.mask, (h>>32)&f.mask
-	return f.bits[a/64]&(1<<(a%64)) != 0 && f.bits[b/64]&(1<<(b%64)) != 0
-}
-
-// nameTables says which of fb's scope tables may hold name (all of them
-// when fb has no filters).
-type nameTables struct{ def, local, flow bool }
-
-// tablesFor returns which of fb's nested, locals and flow tables may hold
-// name.
-func (fb *fileBuild) tablesFor(name string) nameTables {
-	s := fb.names
-	if s == nil {
-		return nameTables{true, true, true}
-	}
-	h := nameHash(name)
-	return nameTables{s.defs.has(h), s.locals.has(h), s.flow.has(h)}
-}
-
-// mayHint reports that fb's hints may hold variable name (not an attribute).
-func (fb *fileBuild) mayHint(name string) bool {
-	return fb.names == nil || fb.names.hints.has(nameHash(name))
 }

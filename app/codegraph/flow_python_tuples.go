@@ -84,7 +84,7 @@ func (fe *flowEval) pyNth(fb *fileBuild, s flowSrc, depth int) []flowVal {
 		if !ok {
 			continue
 		}
-		for _, r := range loc.fb.flow[hintKey{scope: loc.idx, name: returnHint}] {
+		for _, r := range loc.fb.srcsOf(loc.fb.row(loc.idx, false, returnHint)) {
 			if r.mode != flowPlain {
 				continue
 			}

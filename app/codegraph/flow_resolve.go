@@ -439,11 +439,12 @@ func fillJSDoc(fb *fileBuild, hs func(...string)) {
 					name = name[:k]
 				}
 			}
-			if fb.flow == nil {
-				fb.flow = map[hintKey][]flowSrc{}
+			f := fb.fill
+			if f.flow == nil {
+				f.flow = map[hintKey][]flowSrc{}
 			}
 			k := hintKey{scope: int32(i), name: name}
-			fb.flow[k] = append(fb.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
+			f.flow[k] = append(f.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
 			hs("jsdoc", strconv.Itoa(i), name, typ)
 		}
 	}
@@ -707,11 +708,12 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 // (argparse's take_action(action, …) calling action(…) lost every action
 // class's __call__ that way).
 func localName(fb *fileBuild, name string, def int32) bool {
-	if !fb.tablesFor(name).local {
+	s, in, _ := fb.sym(name)
+	if in&inLocal == 0 {
 		return false
 	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if fb.locals[nestKey{d, name}] {
+		if r := fb.rowAt(d, false, s); r != nil && r.local {
 			return fb.facts == nil || !slices.Contains(fb.facts.params[d], name)
 		}
 	}
