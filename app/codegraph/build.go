@@ -194,13 +194,10 @@ type fileBuild struct {
 	ids      []string // node ID per definition
 	nodes    []*Node  // the file node, then definitions in source order
 	iface    uint64   // hash of what other files can see (names, bases, imports, result types)
-	// The scope tables (flow_names.go): fill while fillFileBuild builds
-	// them, then tab, whose rows index the flow sources (value flow into
-	// names, flow.go) and type hints held in the flow and hints slabs.
-	fill     *tableFill
-	tab      *scopeTab
 	hints    []string
-	flow     []flowSrc
+	flow     []flowSrc  // value flow into names (flow.go); flow and hints: slabs tab's rows index
+	tab      *scopeTab  // the scope tables, keyed by symbols (flow_names.go)
+	fill     *tableFill // the scope tables while fillFileBuild builds them (nil after)
 	facts    *flowFacts // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
 	inherits []nestKey // base classes named by each class (refInherit: Def, Name), in reference order
