@@ -54,8 +54,6 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		qual string
 	}
 	dups := make(map[dupKey]int, len(fd.Defs))
-	fill := &tableFill{nested: make(map[nestKey]int32, len(fd.Defs))}
-	fb.fill = fill
 	for i, d := range fd.Defs {
 		var q string
 		switch {
@@ -80,30 +78,29 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
 			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 		fb.nodes = append(fb.nodes, n)
-		if _, dup := fill.nested[nestKey{d.Parent, d.Name}]; !dup {
-			fill.nested[nestKey{d.Parent, d.Name}] = int32(i)
-		}
 		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	rb := b.decodeRefs(fd.Refs)
 	defer b.putRefs(rb)
 	refs := rb.rs
 	fb.inherits = nil
-	var locals map[nestKey]bool // fill.locals, set once the flow table is built (fillFlow reads it nil)
 	nLocal := 0
 	for _, r := range refs {
 		if r.Kind == refLocal {
 			nLocal++
 		}
 	}
+	// The scope tables (flow_names.go), sized for the definitions and
+	// locals (most of their rows): grown by doubling they left their old
+	// tables behind as garbage.
+	fill := newTableFill(len(fd.Defs) + nLocal)
+	fb.fill = fill
+	for i, d := range fd.Defs {
+		fill.addNested(d.Parent, d.Name, int32(i))
+	}
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			if locals == nil {
-				// At its final size (at most one entry per reference): grown
-				// by doubling it left its old tables behind as garbage.
-				locals = make(map[nestKey]bool, nLocal)
-			}
-			locals[nestKey{r.Def, r.Name}] = true
+			fill.addLocal(r.Def, r.Name)
 		}
 		if r.Kind == refInherit {
 			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
@@ -122,8 +119,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	for _, im := range fd.Imports {
 		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
-	fillFlow(fb, refs, locals, hs)
-	fill.locals = locals
+	fillFlow(fb, refs, hs)
 	fb.iface = h
 	for _, ev := range fd.Env {
 		src := fb.fileID
@@ -141,7 +137,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	// bound locally (they shadow module-level definitions).
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			continue // in fill.locals already
+			continue // a local row already
 		}
 		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
 			continue // self = str.__new__(cls, v) in __new__ is still self
@@ -160,10 +156,10 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		fb.addHint(k, r.Object)
 	}
+	fb.finishTables() // flow_names.go
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
-	fb.freezeTables() // flow_names.go
 }
 
 // FNV-1a's 64-bit parameters (hash/fnv).
@@ -188,13 +184,7 @@ func fnvParts(h uint64, parts ...string) uint64 {
 
 // addHint records typ as a possible type of the variable k (once).
 func (fb *fileBuild) addHint(k hintKey, typ string) {
-	f := fb.fill
-	if f.hints == nil {
-		f.hints = map[hintKey][]string{}
-	}
-	if !slices.Contains(f.hints[k], typ) {
-		f.hints[k] = append(f.hints[k], typ)
-	}
+	fb.fill.addHint(k, typ) // (once: finishTables drops repeats)
 }
 
 // tables rebuilds the cross-file lookup tables and attaches Go methods to

@@ -50,10 +50,9 @@ func flowFamily(l *language) bool {
 }
 
 // fillFlow builds fb's flow table from its refValue and refAssign records
-// (refs, decoded once by fillFileBuild; locals: the names bound in each
-// definition, which fb.locals holds only after the flow table is built)
+// (refs, decoded once by fillFileBuild)
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 	if !flowFamily(fb.lang) {
 		return
 	}
@@ -74,7 +73,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 		var ok bool
 		switch {
 		case r.Kind == refArg && marks != nil:
-			k, src, ok = pyContainerAdd(fb, locals, r)
+			k, src, ok = pyContainerAdd(fb, r)
 		case r.Kind != refValue && r.Kind != refAssign:
 			continue
 		case marks != nil && r.Kind == refValue && strings.Contains(r.Name, ","):
@@ -89,7 +88,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 				src = flowSrc{scope: r.Def, expr: r.Object + "(" + arg + ")"} // x = list(y)
 			} else if marks != nil && r.Kind == refAssign && pyElemCall(r.Object) {
 				src = flowSrc{scope: r.Def, expr: r.Object + "()"} // x = d.get(k) (flow_python_containers.go)
-				pyElemAlias(fb, locals, r, hs)
+				pyElemAlias(fb, r, hs)
 			}
 			if marks != nil && r.Kind == refValue {
 				if marks[pyStoreKey{"\x00" + r.Object, r.Line, r.Def}] == flowIter {
@@ -99,7 +98,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 				}
 			}
 			if src.mode == flowElem {
-				k, ok = pyBoundKey(fb, locals, r.Name, r.Def)
+				k, ok = pyBoundKey(fb, r.Name, r.Def)
 			} else {
 				k, ok = flowKey(fb, r.Name, r.Def)
 			}
@@ -111,7 +110,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 		// A class-body name (x = f, x: T) is also an attribute of the class.
 		if r.Kind != refArg && r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
-			fb.fill.flow[ak] = append(fb.fill.flow[ak], src)
+			fb.fill.addSrc(ak, src)
 		}
 	}
 	if marks != nil {
@@ -122,11 +121,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 // addFlowSrc records that src flows into k, hashing it when other files
 // can read k (module-level names, attributes, results, parameters).
 func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
-	f := fb.fill
-	if f.flow == nil {
-		f.flow = map[hintKey][]flowSrc{}
-	}
-	f.flow[k] = append(f.flow[k], src)
+	fb.fill.addSrc(k, src)
 	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params[k.scope], k.name)) {
 		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
@@ -220,15 +215,14 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 		if d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if _, ok := fb.fill.nested[nestKey{d, name}]; ok {
+		if r := fb.fill.rowOf(d, name); r != nil && r.nested > 0 {
 			return -1
 		}
 		if slices.Contains(ff.params[d], name) {
 			return d
 		}
-		if fb.fill.locals[nestKey{d, name}] {
-			return -1
-		}
+		// (Locals are not asked: the flow facts were filled before the
+		// locals table was set, which read as empty here; kept so.)
 	}
 	return -1
 }

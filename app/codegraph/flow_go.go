@@ -759,7 +759,7 @@ func (fb *fileBuild) goHintLines() {
 			continue
 		}
 		k := hintKey{scope: r.Def, name: r.Name}
-		ts := fb.fill.hints[k]
+		ts, _ := fb.hintsAt(r.Def, false, r.Name)
 		if len(ts) < 2 {
 			continue
 		}

@@ -6,29 +6,42 @@ import (
 )
 
 // A file's scope tables (nested definitions, locals, flow sources and type
-// hints), keyed by integers. fillFileBuild builds them as maps keyed by
-// (scope, name) (tableFill); freezeTables then interns each name the maps
-// hold once into a per-file symbol and keys one table of rows by the packed
-// (scope, attr, symbol): binding a name walks the scopes from the inner
+// hints), keyed by integers: each name the tables hold is interned once
+// into a per-file symbol, and one table of rows is keyed by the packed
+// (scope, attr, symbol). Binding a name walks the scopes from the inner
 // definition out and asks each level for its definition, local, flow
-// sources and hints, which was up to four lookups hashing the name each
-// time (the largest single cost of the value-flow evaluation, and the
-// string-keyed maps, a slice per key, were a third of the live heap at the
-// end of a pyenv resolution). Now the name is hashed once (a miss answers
-// "not here" for every table: no walk), each level is one probe of an
-// integer-keyed map, and the flow sources and hints are stored in one flat
-// slab per file (fb.flow, fb.hints).
+// sources and hints: that was up to four map lookups hashing the name
+// each time (struct keys holding the name; Bloom filters skipped the
+// tables that could not hold it), and the string-keyed maps, a slice per
+// key, were a third of the live heap at the end of a pyenv resolution.
+// Now the name is hashed once (a miss answers "not here" for every table:
+// no walk), each level is one probe of an integer-keyed map, and the flow
+// sources and hints are stored in one flat slab each per file (fb.flow,
+// fb.hints), which the rows index.
 
-// tableFill holds a file's scope tables while fillFileBuild builds them
-// (fb.fill; nil once they are frozen into fb.tab).
+// tableFill builds a file's scope tables while fillFileBuild fills them
+// (fb.fill; nil once finished into fb.tab and the slabs). Rows are made as
+// names are recorded; flow sources and hints are kept in the order they
+// are recorded, with their row, and laid out row by row at the end.
 type tableFill struct {
-	nested map[nestKey]int32
-	locals map[nestKey]bool // (def, name) bound locally in that definition
-	hints  map[hintKey][]string
-	flow   map[hintKey][]flowSrc
+	t     *scopeTab
+	flows []rowSrc
+	hints []rowHint
 }
 
-// scopeTab is a file's frozen scope tables.
+// rowSrc is a flow source recorded for a row.
+type rowSrc struct {
+	row int32
+	src flowSrc
+}
+
+// rowHint is a type recorded for a row.
+type rowHint struct {
+	row int32
+	typ string
+}
+
+// scopeTab is a file's scope tables.
 type scopeTab struct {
 	syms  map[string]int32 // name → symbol
 	names []string         // symbol → name
@@ -69,69 +82,131 @@ func tabKey(scope int32, attr bool, sym int32) uint64 {
 	return k
 }
 
-// freezeTables turns fb.fill into fb.tab and the fb.flow and fb.hints slabs.
-func (fb *fileBuild) freezeTables() {
+// newTableFill returns an empty fill sized for about n rows.
+func newTableFill(n int) *tableFill {
+	return &tableFill{t: &scopeTab{syms: make(map[string]int32, n), ents: make(map[uint64]int32, n)}}
+}
+
+// row returns the index of the row of (scope, attr, name), made if new;
+// in marks the tables the name is recorded in (for plain names).
+func (f *tableFill) row(scope int32, attr bool, name string, in uint8) int32 {
+	t := f.t
+	s, ok := t.syms[name]
+	if !ok {
+		s = int32(len(t.names))
+		t.syms[name] = s
+		t.names = append(t.names, name)
+		t.in = append(t.in, 0)
+	}
+	if !attr {
+		t.in[s] |= in
+	}
+	k := tabKey(scope, attr, s)
+	i, ok := t.ents[k]
+	if !ok {
+		i = int32(len(t.rows))
+		t.ents[k] = i
+		t.rows = append(t.rows, tabRow{scope: scope, sym: s, attr: attr})
+	}
+	return i
+}
+
+// addNested records definition i as name nested in parent (the first of
+// several wins).
+func (f *tableFill) addNested(parent int32, name string, i int32) {
+	if r := &f.t.rows[f.row(parent, false, name, inNested)]; r.nested == 0 {
+		r.nested = i + 1
+	}
+}
+
+// addLocal records name as bound locally in definition def.
+func (f *tableFill) addLocal(def int32, name string) {
+	f.t.rows[f.row(def, false, name, inLocal)].local = true
+}
+
+// isLocal reports that name is bound locally in definition def.
+func (f *tableFill) isLocal(def int32, name string) bool {
+	t := f.t
+	s, ok := t.syms[name]
+	if !ok || t.in[s]&inLocal == 0 {
+		return false
+	}
+	i, ok := t.ents[tabKey(def, false, s)]
+	return ok && t.rows[i].local
+}
+
+// addSrc records that src flows into variable k.
+func (f *tableFill) addSrc(k hintKey, src flowSrc) {
+	f.flows = append(f.flows, rowSrc{f.row(k.scope, k.attr, k.name, inFlow), src})
+}
+
+// addHint records typ as a type of variable k.
+func (f *tableFill) addHint(k hintKey, typ string) {
+	f.hints = append(f.hints, rowHint{f.row(k.scope, k.attr, k.name, inHint), typ})
+}
+
+// finish lays out fb's flow sources and hints row by row (each row's in the
+// order recorded; a type recorded twice for a row is kept once) and makes
+// fb.tab the table.
+func (fb *fileBuild) finishTables() {
 	f := fb.fill
 	fb.fill = nil
-	if f == nil {
+	if f == nil || len(f.t.rows) == 0 {
 		return
 	}
-	n := max(len(f.nested), len(f.locals), len(f.flow), len(f.hints))
-	if n == 0 {
-		return
-	}
-	t := &scopeTab{syms: make(map[string]int32, n), ents: make(map[uint64]int32, n)}
-	row := func(scope int32, attr bool, name string, in uint8) *tabRow {
-		s, ok := t.syms[name]
-		if !ok {
-			s = int32(len(t.names))
-			t.syms[name] = s
-			t.names = append(t.names, name)
-			t.in = append(t.in, 0)
+	t := f.t
+	rows := t.rows
+	if len(f.flows) > 0 {
+		var at uint32
+		for _, p := range f.flows {
+			rows[p.row].flowN++
 		}
-		if !attr {
-			t.in[s] |= in
+		for i := range rows {
+			rows[i].flow0 = at
+			at += rows[i].flowN
+			rows[i].flowN = 0
 		}
-		k := tabKey(scope, attr, s)
-		i, ok := t.ents[k]
-		if !ok {
-			i = int32(len(t.rows))
-			t.ents[k] = i
-			t.rows = append(t.rows, tabRow{scope: scope, sym: s, attr: attr})
+		fb.flow = make([]flowSrc, len(f.flows))
+		for _, p := range f.flows {
+			r := &rows[p.row]
+			fb.flow[r.flow0+r.flowN] = p.src
+			r.flowN++
 		}
-		return &t.rows[i]
 	}
-	for k, i := range f.nested {
-		row(k.parent, false, k.name, inNested).nested = i + 1
+	if len(f.hints) > 0 {
+		var at uint32
+		for _, p := range f.hints {
+			rows[p.row].hintN++
+		}
+		for i := range rows {
+			rows[i].hint0 = at
+			at += rows[i].hintN
+			rows[i].hintN = 0
+		}
+		hs := make([]string, len(f.hints))
+		dup := false
+		for _, p := range f.hints {
+			r := &rows[p.row]
+			if slices.Contains(hs[r.hint0:r.hint0+r.hintN], p.typ) {
+				dup = true
+				continue
+			}
+			hs[r.hint0+r.hintN] = p.typ
+			r.hintN++
+		}
+		if dup { // close the gaps the duplicates left
+			n := uint32(0)
+			for i := range rows {
+				r := &rows[i]
+				copy(hs[n:], hs[r.hint0:r.hint0+r.hintN])
+				r.hint0 = n
+				n += r.hintN
+			}
+			hs = trimSlack(hs[:n])
+		}
+		fb.hints = hs
 	}
-	for k := range f.locals {
-		row(k.parent, false, k.name, inLocal).local = true
-	}
-	nf := 0
-	for _, ss := range f.flow {
-		nf += len(ss)
-	}
-	if nf > 0 {
-		fb.flow = make([]flowSrc, 0, nf)
-	}
-	for k, ss := range f.flow {
-		r := row(k.scope, k.attr, k.name, inFlow)
-		r.flow0, r.flowN = uint32(len(fb.flow)), uint32(len(ss))
-		fb.flow = append(fb.flow, ss...)
-	}
-	nh := 0
-	for _, ts := range f.hints {
-		nh += len(ts)
-	}
-	if nh > 0 {
-		fb.hints = make([]string, 0, nh)
-	}
-	for k, ts := range f.hints {
-		r := row(k.scope, k.attr, k.name, inHint)
-		r.hint0, r.hintN = uint32(len(fb.hints)), uint32(len(ts))
-		fb.hints = append(fb.hints, ts...)
-	}
-	t.rows = trimSlack(t.rows)
+	t.rows = trimSlack(rows)
 	t.names = trimSlack(t.names)
 	t.in = trimSlack(t.in)
 	fb.tab = t
@@ -261,4 +336,17 @@ func (fb *fileBuild) flowVars() iter.Seq2[hintKey, []flowSrc] {
 			}
 		}
 	}
+}
+
+// rowOf returns the plain row of (scope, name) made so far, or nil.
+func (f *tableFill) rowOf(scope int32, name string) *tabRow {
+	s, ok := f.t.syms[name]
+	if !ok {
+		return nil
+	}
+	i, ok := f.t.ents[tabKey(scope, false, s)]
+	if !ok {
+		return nil
+	}
+	return &f.t.rows[i]
 }

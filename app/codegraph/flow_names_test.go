@@ -6,11 +6,44 @@ import (
 	"testing"
 )
 
-// namesFile is a Python file's tables as fillFileBuild leaves them before
-// freezing: class C with method m, function f with a nested g; locals,
-// flow sources and type hints at several scopes; an import and
-// module-level definitions in its scope.
-func namesFile() *fileBuild {
+// refTables are a file's scope tables as maps (what they were before they
+// were keyed by symbols): the reference answers.
+type refTables struct {
+	nested map[nestKey]int32
+	locals map[nestKey]bool
+	hints  map[hintKey][]string
+	flow   map[hintKey][]flowSrc
+}
+
+// fillFrom records the tables of f into a new fb.fill and finishes them;
+// hints are recorded twice (finishTables keeps each once).
+func fillFrom(fb *fileBuild, f *refTables) {
+	fb.fill = newTableFill(4)
+	for k, i := range f.nested {
+		fb.fill.addNested(k.parent, k.name, i)
+	}
+	for k := range f.locals {
+		fb.fill.addLocal(k.parent, k.name)
+	}
+	for k, ss := range f.flow {
+		for _, s := range ss {
+			fb.fill.addSrc(k, s)
+		}
+	}
+	for range 2 {
+		for k, ts := range f.hints {
+			for _, ty := range ts {
+				fb.fill.addHint(k, ty)
+			}
+		}
+	}
+	fb.finishTables()
+}
+
+// namesFile is a Python file and its tables: class C with method m,
+// function f with a nested g; locals, flow sources and type hints at
+// several scopes; an import and module-level definitions in its scope.
+func namesFile() (*fileBuild, *refTables) {
 	fb := &fileBuild{
 		fd: &fileData{Defs: []defRec{
 			{Kind: KindClass, Name: "C", Parent: -1},
@@ -20,24 +53,25 @@ func namesFile() *fileBuild {
 		}},
 		lang: newPython(),
 		ids:  []string{"id-C", "id-C.m", "id-f", "id-f.g"},
-		fill: &tableFill{
-			nested: map[nestKey]int32{{-1, "C"}: 0, {0, "m"}: 1, {-1, "f"}: 2, {2, "g"}: 3},
-			locals: map[nestKey]bool{{2, "x"}: true, {1, "self"}: true, {3, "y"}: true, {3, "g"}: true},
-			flow: map[hintKey][]flowSrc{
-				{scope: -1, name: "a"}: {{scope: -1, expr: "f"}}, {scope: 2, name: "x"}: {{scope: 2, expr: "C()", call: true}, {scope: 2, expr: "g"}},
-				{scope: 0, attr: true, name: "self.z"}: {{scope: 1, expr: "f"}}, {scope: 3, name: "g"}: {{scope: 3, expr: "a"}},
-			},
-			hints: map[hintKey][]string{{scope: 2, name: "x"}: {"C"}, {scope: -1, name: "a.b"}: {"C"}, {scope: 0, attr: true, name: "self.z"}: {"C", "D"}, {scope: 3, name: "y"}: {"C"}},
-		},
-		scope:    map[string]binding{"os": {kind: bModule, mod: "os"}},
-		topScope: map[string]string{"f": "id-f", "C": "id-C"},
 	}
-	return fb
+	f := &refTables{
+		nested: map[nestKey]int32{{-1, "C"}: 0, {0, "m"}: 1, {-1, "f"}: 2, {2, "g"}: 3},
+		locals: map[nestKey]bool{{2, "x"}: true, {1, "self"}: true, {3, "y"}: true, {3, "g"}: true},
+		flow: map[hintKey][]flowSrc{
+			{scope: -1, name: "a"}: {{scope: -1, expr: "f"}}, {scope: 2, name: "x"}: {{scope: 2, expr: "C()", call: true}, {scope: 2, expr: "g"}},
+			{scope: 0, attr: true, name: "self.z"}: {{scope: 1, expr: "f"}}, {scope: 3, name: "g"}: {{scope: 3, expr: "a"}},
+		},
+		hints: map[hintKey][]string{{scope: 2, name: "x"}: {"C"}, {scope: -1, name: "a.b"}: {"C"}, {scope: 0, attr: true, name: "self.z"}: {"C", "D"}, {scope: 3, name: "y"}: {"C"}},
+	}
+	fb.scope = map[string]binding{"os": {kind: bModule, mod: "os"}}
+	fb.topScope = map[string]string{"f": "id-f", "C": "id-C"}
+	fillFrom(fb, f)
+	return fb, f
 }
 
-// refLookupName is lookupName over the maps the tables are frozen from
+// refLookupName is lookupName over the maps the tables are filled from
 // (the code before the tables were keyed by symbols).
-func refLookupName(fb *fileBuild, f *tableFill, name string, def int32) (binding, bool) {
+func refLookupName(fb *fileBuild, f *refTables, name string, def int32) (binding, bool) {
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
 		if d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
@@ -53,7 +87,7 @@ func refLookupName(fb *fileBuild, f *tableFill, name string, def int32) (binding
 }
 
 // refHintFor is hintFor's scope walk for a plain variable over the maps.
-func refHintFor(fb *fileBuild, f *tableFill, obj string, def int32) (string, int32, bool) {
+func refHintFor(fb *fileBuild, f *refTables, obj string, def int32) (string, int32, bool) {
 	for d := def; ; d = fb.fd.Defs[d].Parent {
 		if ts, ok := f.hints[hintKey{scope: d, name: obj}]; ok {
 			if len(ts) == 1 {
@@ -67,19 +101,17 @@ func refHintFor(fb *fileBuild, f *tableFill, obj string, def int32) (string, int
 	}
 }
 
-// TestScopeTablesSameAnswers checks that the frozen, symbol-keyed tables
-// give the answers of the maps they are made from: lookupName, hintFor and
+// TestScopeTablesSameAnswers checks that the symbol-keyed tables give the
+// answers of the maps they are filled from: lookupName, hintFor and
 // localName against walks over the maps, for names each table holds,
 // names only the file's scope binds and names nothing binds, from every
 // scope; every (scope, attr, name) of the maps has its definition, local
 // flag, flow sources (in order) and hints in its row, and no row holds
 // more; and the symbols say which tables hold a plain name.
 func TestScopeTablesSameAnswers(t *testing.T) {
-	fb := namesFile()
-	f := fb.fill
-	fb.freezeTables()
+	fb, f := namesFile()
 	if fb.fill != nil || fb.tab == nil {
-		t.Fatal("freezeTables left the fill maps or made no table")
+		t.Fatal("finishTables left the fill or made no table")
 	}
 	names := []string{"C", "m", "f", "g", "x", "y", "self", "a", "z", "self.z", "a.b", "os", "len", "nothing"}
 	for def := int32(-1); def < int32(len(fb.fd.Defs)); def++ {
@@ -168,11 +200,11 @@ func TestScopeTablesSameAnswers(t *testing.T) {
 	}
 }
 
-// TestScopeTablesLarge freezes 2,000 locals, 2,000 flow variables of 1 to
+// TestScopeTablesLarge fills 2,000 locals, 2,000 flow variables of 1 to
 // 3 sources and 100 nested definitions at 7 scopes and reads every one
 // back, and finds none of 10,000 names the file does not hold.
 func TestScopeTablesLarge(t *testing.T) {
-	f := &tableFill{nested: map[nestKey]int32{}, locals: map[nestKey]bool{}, flow: map[hintKey][]flowSrc{}}
+	f := &refTables{nested: map[nestKey]int32{}, locals: map[nestKey]bool{}, flow: map[hintKey][]flowSrc{}}
 	for i := 0; i < 2000; i++ {
 		n := "v" + strconv.Itoa(i)
 		f.locals[nestKey{int32(i%7) - 1, n}] = true
@@ -184,8 +216,8 @@ func TestScopeTablesLarge(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		f.nested[nestKey{int32(i%7) - 1, "d" + strconv.Itoa(i)}] = int32(i)
 	}
-	fb := &fileBuild{fill: f}
-	fb.freezeTables()
+	fb := &fileBuild{}
+	fillFrom(fb, f)
 	for k := range f.locals {
 		if !fb.localAt(k.parent, k.name) {
 			t.Fatalf("local %v lost", k)

@@ -439,12 +439,7 @@ func fillJSDoc(fb *fileBuild, hs func(...string)) {
 					name = name[:k]
 				}
 			}
-			f := fb.fill
-			if f.flow == nil {
-				f.flow = map[hintKey][]flowSrc{}
-			}
-			k := hintKey{scope: int32(i), name: name}
-			f.flow[k] = append(f.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
+			fb.fill.addSrc(hintKey{scope: int32(i), name: name}, flowSrc{scope: int32(i), expr: typ, call: true})
 			hs("jsdoc", strconv.Itoa(i), name, typ)
 		}
 	}

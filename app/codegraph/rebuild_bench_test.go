@@ -22,6 +22,7 @@ func BenchmarkRebuild(b *testing.B) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b.Logf("files %d", len(p.files))
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nb := newBuilder(p.root, p.byName)
@@ -33,4 +34,5 @@ func BenchmarkRebuild(b *testing.B) {
 			b.Fatal("empty graph")
 		}
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
