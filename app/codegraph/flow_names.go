@@ -1,7 +1,9 @@
 package codegraph
 
 import (
+	"hash/maphash"
 	"iter"
+	"math/bits"
 	"slices"
 )
 
@@ -41,13 +43,18 @@ type rowHint struct {
 	typ string
 }
 
-// scopeTab is a file's scope tables.
+// scopeTab is a file's scope tables. Its two indexes are open-addressing
+// hash tables of int32 slots (index + 1, 0 empty; linear probing, at most
+// half full): 4 bytes a slot where a Go map took 24 (map[uint64]int32) and
+// 40 (map[string]int32) bytes an entry at its usual load, as the key is
+// read from the row or name it indexes.
 type scopeTab struct {
-	syms  map[string]int32 // name → symbol
-	names []string         // symbol → name
-	in    []uint8          // symbol → the tables holding it at some scope (inNested, …)
-	ents  map[uint64]int32 // tabKey(scope, attr, symbol) → index in rows
+	names []string // symbol → name
+	in    []uint8  // symbol → the tables holding it at some scope (inNested, …)
 	rows  []tabRow
+	symIx []int32 // name → symbol + 1
+	rowIx []int32 // tabKey(scope, attr, symbol) → row + 1
+	seed  maphash.Seed
 }
 
 // The tables a symbol is in (scopeTab.in), at some scope; flow and hints
@@ -84,29 +91,121 @@ func tabKey(scope int32, attr bool, sym int32) uint64 {
 
 // newTableFill returns an empty fill sized for about n rows.
 func newTableFill(n int) *tableFill {
-	return &tableFill{t: &scopeTab{syms: make(map[string]int32, n), ents: make(map[uint64]int32, n)}}
+	t := &scopeTab{seed: maphash.MakeSeed()}
+	t.rows = make([]tabRow, 0, n)
+	t.rowIx = make([]int32, ixSize(n))
+	t.symIx = make([]int32, ixSize(n/2))
+	return &tableFill{t: t}
+}
+
+// ixSize returns the index size (a power of two) that holds n entries at
+// most half full.
+func ixSize(n int) int {
+	size := 8
+	for size < 2*n {
+		size *= 2
+	}
+	return size
+}
+
+// hashKey spreads a row key over the index's bits (Fibonacci hashing:
+// the high bits of the product are the well mixed ones).
+func hashKey(k uint64) uint64 { return (k ^ k>>29) * 0x9e3779b97f4a7c15 }
+
+// symOf returns the symbol of name.
+func (t *scopeTab) symOf(name string) (int32, bool) {
+	mask := uint64(len(t.symIx) - 1)
+	for i := maphash.String(t.seed, name) & mask; ; i = (i + 1) & mask {
+		j := t.symIx[i]
+		if j == 0 {
+			return 0, false
+		}
+		if t.names[j-1] == name {
+			return j - 1, true
+		}
+	}
+}
+
+// rowOf returns the index of the row of key k.
+func (t *scopeTab) rowOf(k uint64) (int32, bool) {
+	mask := uint64(len(t.rowIx) - 1)
+	shift := 64 - bits.Len64(mask)
+	for i := hashKey(k) >> shift & mask; ; i = (i + 1) & mask {
+		j := t.rowIx[i]
+		if j == 0 {
+			return 0, false
+		}
+		if r := &t.rows[j-1]; tabKey(r.scope, r.attr, r.sym) == k {
+			return j - 1, true
+		}
+	}
+}
+
+// addSym adds name (not in t) as a new symbol.
+func (t *scopeTab) addSym(name string) int32 {
+	s := int32(len(t.names))
+	t.names = append(t.names, name)
+	t.in = append(t.in, 0)
+	if 2*len(t.names) > len(t.symIx) {
+		t.symIx = make([]int32, 2*len(t.symIx))
+		for i, n := range t.names {
+			t.placeSym(n, int32(i))
+		}
+	} else {
+		t.placeSym(name, s)
+	}
+	return s
+}
+
+func (t *scopeTab) placeSym(name string, s int32) {
+	mask := uint64(len(t.symIx) - 1)
+	i := maphash.String(t.seed, name) & mask
+	for t.symIx[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.symIx[i] = s + 1
+}
+
+// addRow adds a row for (scope, attr, symbol s) (not in t).
+func (t *scopeTab) addRow(scope int32, attr bool, s int32) int32 {
+	i := int32(len(t.rows))
+	t.rows = append(t.rows, tabRow{scope: scope, sym: s, attr: attr})
+	if 2*len(t.rows) > len(t.rowIx) {
+		t.rowIx = make([]int32, 2*len(t.rowIx))
+		for j := range t.rows {
+			t.placeRow(int32(j))
+		}
+	} else {
+		t.placeRow(i)
+	}
+	return i
+}
+
+func (t *scopeTab) placeRow(j int32) {
+	r := &t.rows[j]
+	mask := uint64(len(t.rowIx) - 1)
+	shift := 64 - bits.Len64(mask)
+	i := hashKey(tabKey(r.scope, r.attr, r.sym)) >> shift & mask
+	for t.rowIx[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.rowIx[i] = j + 1
 }
 
 // row returns the index of the row of (scope, attr, name), made if new;
 // in marks the tables the name is recorded in (for plain names).
 func (f *tableFill) row(scope int32, attr bool, name string, in uint8) int32 {
 	t := f.t
-	s, ok := t.syms[name]
+	s, ok := t.symOf(name)
 	if !ok {
-		s = int32(len(t.names))
-		t.syms[name] = s
-		t.names = append(t.names, name)
-		t.in = append(t.in, 0)
+		s = t.addSym(name)
 	}
 	if !attr {
 		t.in[s] |= in
 	}
-	k := tabKey(scope, attr, s)
-	i, ok := t.ents[k]
+	i, ok := t.rowOf(tabKey(scope, attr, s))
 	if !ok {
-		i = int32(len(t.rows))
-		t.ents[k] = i
-		t.rows = append(t.rows, tabRow{scope: scope, sym: s, attr: attr})
+		i = t.addRow(scope, attr, s)
 	}
 	return i
 }
@@ -127,11 +226,11 @@ func (f *tableFill) addLocal(def int32, name string) {
 // isLocal reports that name is bound locally in definition def.
 func (f *tableFill) isLocal(def int32, name string) bool {
 	t := f.t
-	s, ok := t.syms[name]
+	s, ok := t.symOf(name)
 	if !ok || t.in[s]&inLocal == 0 {
 		return false
 	}
-	i, ok := t.ents[tabKey(def, false, s)]
+	i, ok := t.rowOf(tabKey(def, false, s))
 	return ok && t.rows[i].local
 }
 
@@ -209,6 +308,18 @@ func (fb *fileBuild) finishTables() {
 	t.rows = trimSlack(rows)
 	t.names = trimSlack(t.names)
 	t.in = trimSlack(t.in)
+	if n := ixSize(len(t.rows)); n < len(t.rowIx) { // sized for more rows than were made
+		t.rowIx = make([]int32, n)
+		for j := range t.rows {
+			t.placeRow(int32(j))
+		}
+	}
+	if n := ixSize(len(t.names)); n < len(t.symIx) {
+		t.symIx = make([]int32, n)
+		for i, name := range t.names {
+			t.placeSym(name, int32(i))
+		}
+	}
 	fb.tab = t
 }
 
@@ -219,7 +330,7 @@ func (fb *fileBuild) sym(name string) (int32, uint8, bool) {
 	if t == nil {
 		return 0, 0, false
 	}
-	s, ok := t.syms[name]
+	s, ok := t.symOf(name)
 	if !ok {
 		return 0, 0, false
 	}
@@ -228,7 +339,7 @@ func (fb *fileBuild) sym(name string) (int32, uint8, bool) {
 
 // rowAt returns the row of (scope, attr, symbol s), or nil.
 func (fb *fileBuild) rowAt(scope int32, attr bool, s int32) *tabRow {
-	i, ok := fb.tab.ents[tabKey(scope, attr, s)]
+	i, ok := fb.tab.rowOf(tabKey(scope, attr, s))
 	if !ok {
 		return nil
 	}
@@ -340,11 +451,11 @@ func (fb *fileBuild) flowVars() iter.Seq2[hintKey, []flowSrc] {
 
 // rowOf returns the plain row of (scope, name) made so far, or nil.
 func (f *tableFill) rowOf(scope int32, name string) *tabRow {
-	s, ok := f.t.syms[name]
+	s, ok := f.t.symOf(name)
 	if !ok {
 		return nil
 	}
-	i, ok := f.t.ents[tabKey(scope, false, s)]
+	i, ok := f.t.rowOf(tabKey(scope, false, s))
 	if !ok {
 		return nil
 	}
