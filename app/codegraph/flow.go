@@ -409,7 +409,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		}
 		if r != nil && r.flowN > 0 {
 			out := fe.srcs(fb, fb.srcsOf(r), depth)
-			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
 				// A parameter assigned in the body (msg = deepcopy(msg)):
 				// also what the calls pass.
 				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
@@ -420,7 +420,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			break
 		}
 		if r != nil && r.local {
-			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
 				return fe.paramValues(fb, d, name, depth)
 			}
 			return nil // a local nothing is known about

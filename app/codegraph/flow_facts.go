@@ -13,8 +13,8 @@ import (
 // (definition index, -1 for the module) it is evaluated in, and whether the
 // name holds the expression's value or the result of calling it.
 type flowSrc struct {
+	expr  string // (first: 24 bytes, not 32 with the scope before it)
 	scope int32
-	expr  string
 	call  bool
 	mode  flowMode
 }
@@ -122,7 +122,7 @@ func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 // can read k (module-level names, attributes, results, parameters).
 func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
 	fb.fill.addSrc(k, src)
-	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params[k.scope], k.name)) {
+	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params.of(k.scope), k.name)) {
 		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 	}
@@ -131,9 +131,41 @@ func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
 // flowFacts are what a file's functions do with their parameters and which
 // decorators wrap them, for the call sites in other files.
 type flowFacts struct {
-	params map[int32][]string      // function → parameter names, in order
+	params paramTable              // function → parameter names, in order
 	uses   map[int32][]paramUse    // function → calls through its parameters
 	decos  map[int32][]decoratorAt // function → its decorators
+}
+
+// paramTable holds the parameter names of a file's functions in one slab:
+// definition d's are names[at[d]:at[d+1]] (a map of slices, one per
+// function, took twice the memory).
+type paramTable struct {
+	names []string
+	at    []uint32 // per definition (added in index order), then the end
+}
+
+// add records ps as the parameters of definition d (the definitions are
+// added in increasing order; those skipped have none).
+func (t *paramTable) add(d int32, ps []string) {
+	if len(ps) == 0 {
+		return
+	}
+	for int32(len(t.at)) <= d {
+		t.at = append(t.at, uint32(len(t.names)))
+	}
+	t.names = append(t.names, ps...)
+}
+
+// of returns the parameters of definition d (none for the module, -1).
+func (t *paramTable) of(d int32) []string {
+	if d < 0 || int(d) >= len(t.at) {
+		return nil
+	}
+	end := uint32(len(t.names))
+	if int(d)+1 < len(t.at) {
+		end = t.at[d+1]
+	}
+	return t.names[t.at[d]:end:end]
 }
 
 // paramUse is a call through a parameter: p() (member "") or p.member(),
@@ -153,17 +185,16 @@ type decoratorAt struct {
 // interface: call sites in other files read them).
 func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 	fd := fb.fd
-	ff := &flowFacts{params: map[int32][]string{}, uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
+	ff := &flowFacts{uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
 	for i, d := range fd.Defs {
 		if d.Kind == KindFunction || d.Kind == KindMethod {
-			if ps := sigParams(d.Sig, d.Name); len(ps) > 0 {
-				ff.params[int32(i)] = ps
-			}
+			ff.params.add(int32(i), sigParams(d.Sig, d.Name))
 			if fb.lang.family == "js" {
 				hs("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
 			}
 		}
 	}
+	ff.params.names, ff.params.at = trimSlack(ff.params.names), trimSlack(ff.params.at)
 	for _, r := range refs {
 		switch r.Kind {
 		case refDecorator:
@@ -218,7 +249,7 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 		if r := fb.fill.rowOf(d, name); r != nil && r.nested > 0 {
 			return -1
 		}
-		if slices.Contains(ff.params[d], name) {
+		if slices.Contains(ff.params.of(d), name) {
 			return d
 		}
 		// (Locals are not asked: the flow facts were filled before the

@@ -239,3 +239,19 @@ func TestScopeTablesLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestParamTable checks the parameter slab against the lists it was given:
+// definitions added with gaps, one with no parameters, the module (-1) and
+// definitions past the last added have none.
+func TestParamTable(t *testing.T) {
+	want := map[int32][]string{0: {"a", "b"}, 3: {"self", "*", "k"}, 4: {"x"}, 9: {"y", "z"}}
+	var pt paramTable
+	for d := int32(0); d < 12; d++ {
+		pt.add(d, want[d]) // 1, 2, 5–8, 10, 11: none
+	}
+	for d := int32(-1); d < 14; d++ {
+		if got := pt.of(d); !slices.Equal(got, want[d]) {
+			t.Errorf("of(%d) = %q, want %q", d, got, want[d])
+		}
+	}
+}

@@ -121,7 +121,7 @@ func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, strin
 	if !ok || loc.fb.facts == nil {
 		return loc, "", false
 	}
-	ps := loc.fb.facts.params[loc.idx]
+	ps := loc.fb.facts.params.of(loc.idx)
 	if n, ok := slotNumber(slot); ok {
 		if n < 0 {
 			return loc, "", false
@@ -622,7 +622,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		}
 	}
 	if fb.lang.family == "python" {
-		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
+		if ps := fb.facts.params.of(f); len(ps) > 0 && ps[0] == name {
 			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
 		}
 		out = addVals(out, fe.crossParamValues(fb, f, name, depth)...) // flow_args.go
@@ -709,7 +709,7 @@ func localName(fb *fileBuild, name string, def int32) bool {
 	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
 		if r := fb.rowAt(d, false, s); r != nil && r.local {
-			return fb.facts == nil || !slices.Contains(fb.facts.params[d], name)
+			return fb.facts == nil || !slices.Contains(fb.facts.params.of(d), name)
 		}
 	}
 	return false
