@@ -88,12 +88,15 @@ type flowSrcIn struct {
 	src flowSrc
 }
 
+// flowMemoKey is a flow source of a file. Its fixed-size fields come
+// first, together: the map hashes them as one run of 14 bytes, then the
+// expression (three hash calls with the expression between them).
 type flowMemoKey struct {
 	fb    *fileBuild
 	scope int32
-	expr  string
 	call  bool
 	mode  flowMode
+	expr  string
 }
 
 // flowCutKey is a flow source asked at a depth.
@@ -149,7 +152,7 @@ func (b *builder) releaseFlowEval(fe *flowEval) {
 
 // src evaluates one flow source.
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
-	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
+	mk := flowMemoKey{fb: fb, scope: s.scope, call: s.call, mode: s.mode, expr: s.expr}
 	if v, ok := fe.memo[mk]; ok {
 		if v != nil && len(v) == 0 {
 			fe.hitBusy(flowBusy{mk: mk}) // a cycle: nothing more from here
