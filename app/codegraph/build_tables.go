@@ -37,11 +37,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	fb.nodes[0] = fileNode
 	// FNV-1a (64 bits) of the parts, each followed by a 0 byte: inline, as
 	// hash.Hash's Write made each part escape (an allocation per string).
-	h := uint64(fnvOffset64)
-	hs := func(parts ...string) { h = fnvParts(h, parts...) }
-	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
+	h := ifaceHash(fnvOffset64)
+	hs := &h
+	hs.add(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
-		fb.iface = h
+		fb.iface = uint64(h)
 		return
 	}
 	sep := fb.lang.qualSep
@@ -78,7 +78,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
 			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 		fb.nodes = append(fb.nodes, n)
-		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
+		hs.add("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	rb := b.decodeRefs(fd.Refs)
 	defer b.putRefs(rb)
@@ -106,21 +106,21 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
 		}
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
-			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
+			hs.add("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
 	}
 	if fb.lang.family == "go" {
 		for _, d := range fd.Defs {
 			if d.Kind == KindMethod {
-				hs("s", d.Sig) // interface matching reads method arities
+				hs.add("s", d.Sig) // interface matching reads method arities
 			}
 		}
 	}
 	for _, im := range fd.Imports {
-		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
+		hs.add("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
 	fillFlow(fb, refs, hs)
-	fb.iface = h
+	fb.iface = uint64(h)
 	for _, ev := range fd.Env {
 		src := fb.fileID
 		if ev.Def >= 0 {
@@ -167,6 +167,15 @@ const (
 	fnvOffset64 = 14695981039346656037
 	fnvPrime64  = 1099511628211
 )
+
+// ifaceHash is the FNV-1a hash of what other files can see of a file
+// (fileBuild.iface), continued by add. A method of a concrete type, not a
+// closure: a call's parts stay on the stack (through a func value each
+// call allocated them).
+type ifaceHash uint64
+
+// add continues the hash over each part followed by a 0 byte.
+func (h *ifaceHash) add(parts ...string) { *h = ifaceHash(fnvParts(uint64(*h), parts...)) }
 
 // fnvParts continues FNV-1a hash h over each part followed by a 0 byte
 // (what hash/fnv's New64a gives for the same bytes, without its Write's

@@ -52,7 +52,7 @@ func flowFamily(l *language) bool {
 // fillFlow builds fb's flow table from its refValue and refAssign records
 // (refs, decoded once by fillFileBuild)
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	if !flowFamily(fb.lang) {
 		return
 	}
@@ -120,10 +120,10 @@ func fillFlow(fb *fileBuild, refs []refRec, hs func(...string)) {
 
 // addFlowSrc records that src flows into k, hashing it when other files
 // can read k (module-level names, attributes, results, parameters).
-func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
+func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs *ifaceHash) {
 	fb.fill.addSrc(k, src)
 	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params.of(k.scope), k.name)) {
-		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
+		hs.add("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 	}
 }
@@ -183,14 +183,14 @@ type decoratorAt struct {
 
 // fillFacts records parameter uses and decorators (hashed into the
 // interface: call sites in other files read them).
-func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
+func fillFacts(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	fd := fb.fd
 	ff := &flowFacts{uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
 	for i, d := range fd.Defs {
 		if d.Kind == KindFunction || d.Kind == KindMethod {
 			ff.params.add(int32(i), sigParams(d.Sig, d.Name))
 			if fb.lang.family == "js" {
-				hs("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
+				hs.add("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
 			}
 		}
 	}
@@ -206,7 +206,7 @@ func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 				e = r.Object + "." + r.Name
 			}
 			ff.decos[r.Def] = append(ff.decos[r.Def], decoratorAt{e, fd.Defs[r.Def].Parent})
-			hs("deco", strconv.Itoa(int(r.Def)), e)
+			hs.add("deco", strconv.Itoa(int(r.Def)), e)
 		case refCall:
 			name, member := r.Name, ""
 			if r.Object != "" {
@@ -222,7 +222,7 @@ func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 				u := paramUse{param: name, member: member, caller: r.Def}
 				if !containsUse(ff.uses[f], u) {
 					ff.uses[f] = append(ff.uses[f], u)
-					hs("use", strconv.Itoa(int(f)), name, member, strconv.Itoa(int(r.Def)))
+					hs.add("use", strconv.Itoa(int(f)), name, member, strconv.Itoa(int(r.Def)))
 				}
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // pyClassAttrStores records `C.x = v` at module level, C a class of the
 // file, as the class attribute x of C (read as self.x and C.x, by other
 // files too: it is hashed into the interface).
-func pyClassAttrStores(fb *fileBuild, refs []refRec, hs func(...string)) {
+func pyClassAttrStores(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	fd := fb.fd
 	var classes map[string]int32
 	for _, r := range refs {

@@ -133,7 +133,7 @@ func asNested(vs []flowVal) []flowVal {
 // pyElemAlias records `registry = d.setdefault(k, {})` as an alias of one
 // of d's elements: what is stored into registry is also in d, one level
 // down (registry[v] = cls makes cls an element of an element of d).
-func pyElemAlias(fb *fileBuild, r refRec, hs func(...string)) {
+func pyElemAlias(fb *fileBuild, r refRec, hs *ifaceHash) {
 	d, ok := strings.CutSuffix(r.Object, ".setdefault")
 	if !ok || !isDottedIdent(d) || !isDottedIdent(r.Name) || strings.Contains(r.Name, ".") {
 		return

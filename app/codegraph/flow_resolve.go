@@ -402,7 +402,7 @@ func ctorName(l *language) string {
 
 // fillJSDoc records the types JSDoc gives a function's parameters
 // (@param {T} name) and result (@returns {T}).
-func fillJSDoc(fb *fileBuild, hs func(...string)) {
+func fillJSDoc(fb *fileBuild, hs *ifaceHash) {
 	for i, d := range fb.fd.Defs {
 		if d.Doc == "" || !strings.Contains(d.Doc, "@") || (d.Kind != KindFunction && d.Kind != KindMethod) {
 			continue
@@ -440,7 +440,7 @@ func fillJSDoc(fb *fileBuild, hs func(...string)) {
 				}
 			}
 			fb.fill.addSrc(hintKey{scope: int32(i), name: name}, flowSrc{scope: int32(i), expr: typ, call: true})
-			hs("jsdoc", strconv.Itoa(i), name, typ)
+			hs.add("jsdoc", strconv.Itoa(i), name, typ)
 		}
 	}
 }
