@@ -255,3 +255,43 @@ func TestParamTable(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedTabScopes checks the scopes diffArgs marks between two
+// versions of a file's tables: a flow source changed (scope 2), a local
+// added (3), a hint dropped (-1), a variable present in one version only
+// (5, attribute); the scopes whose rows are equal (0, 1, 4) are not marked.
+func TestChangedTabScopes(t *testing.T) {
+	old := &refTables{
+		nested: map[nestKey]int32{{0, "m"}: 1},
+		locals: map[nestKey]bool{{1, "x"}: true, {4, "y"}: true},
+		flow:   map[hintKey][]flowSrc{{scope: 2, name: "v"}: {{scope: 2, expr: "f()"}}, {scope: 4, name: "y"}: {{scope: 4, expr: "g"}}},
+		hints:  map[hintKey][]string{{scope: -1, name: "a"}: {"C"}, {scope: 1, name: "x"}: {"D"}},
+	}
+	cur := &refTables{
+		nested: map[nestKey]int32{{0, "m"}: 1},
+		locals: map[nestKey]bool{{1, "x"}: true, {4, "y"}: true, {3, "z"}: true},
+		flow: map[hintKey][]flowSrc{{scope: 2, name: "v"}: {{scope: 2, expr: "f()"}, {scope: 2, expr: "h"}}, {scope: 4, name: "y"}: {{scope: 4, expr: "g"}},
+			{scope: 5, attr: true, name: "self.w"}: {{scope: 6, expr: "k"}}},
+		hints: map[hintKey][]string{{scope: 1, name: "x"}: {"D"}},
+	}
+	o, fb := &fileBuild{}, &fileBuild{}
+	fillFrom(o, old)
+	fillFrom(fb, cur)
+	scopes := map[int32]bool{}
+	changedTabScopes(scopes, o, fb)
+	want := map[int32]bool{2: true, 3: true, -1: true, 5: true}
+	if len(scopes) != len(want) {
+		t.Errorf("marked %v, want %v", scopes, want)
+	}
+	for s := range want {
+		if !scopes[s] {
+			t.Errorf("scope %d not marked (marked %v)", s, scopes)
+		}
+	}
+	// A file without tables against one with: every scope with rows.
+	scopes = map[int32]bool{}
+	changedTabScopes(scopes, &fileBuild{}, o)
+	if !scopes[1] || !scopes[2] || !scopes[4] || !scopes[-1] || scopes[0] {
+		t.Errorf("against an empty version: marked %v", scopes)
+	}
+}
