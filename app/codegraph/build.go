@@ -194,11 +194,11 @@ type fileBuild struct {
 	ids      []string // node ID per definition
 	nodes    []*Node  // the file node, then definitions in source order
 	iface    uint64   // hash of what other files can see (names, bases, imports, result types)
-	nested   map[nestKey]int32
-	locals   map[nestKey]bool // (def, name) bound locally in that definition
-	hints    map[hintKey][]string
-	flow     map[hintKey][]flowSrc // value flow into names (flow.go)
-	facts    *flowFacts            // parameters used by calls, decorators (flow.go)
+	hints    []string
+	flow     []flowSrc  // value flow into names (flow.go); flow and hints: slabs tab's rows index
+	tab      *scopeTab  // the scope tables, keyed by symbols (flow_names.go)
+	fill     *tableFill // the scope tables while fillFileBuild builds them (nil after)
+	facts    *flowFacts // parameters used by calls, decorators (flow.go)
 	envNames map[string][]string
 	inherits []nestKey // base classes named by each class (refInherit: Def, Name), in reference order
 
@@ -216,7 +216,6 @@ type fileBuild struct {
 	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 
 	argAsked map[string]bool // callee names whose call sites in other files its edges read (flow_args.go)
-	names    *scopeNames     // the names nested, locals, flow and hints hold (flow_names.go)
 }
 
 type nestKey struct {

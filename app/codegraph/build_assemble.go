@@ -129,7 +129,7 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 		fd := fb.fd
 		fd.Defs, fd.Refs, fd.Imports, fd.Env = nil, refList{}, nil, nil
 		fb.keys, fb.ids, fb.inherits = nil, nil, nil
-		fb.nested, fb.locals, fb.hints, fb.flow, fb.facts, fb.names = nil, nil, nil, nil, nil, nil
+		fb.tab, fb.hints, fb.flow, fb.facts = nil, nil, nil, nil
 		fb.scope, fb.topScope = nil, nil
 		fb.goHintAt, fb.goDisp, fb.goParamCalls, fb.argAsked = nil, nil, nil, nil
 	}

@@ -179,7 +179,7 @@ func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, dept
 		if n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 			// A call result: the function's recorded result type.
 			if loc, ok := b.defLoc[id]; ok && loc.fb.hints != nil {
-				if ts := loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}]; len(ts) == 1 && depth < 4 {
+				if ts, _ := loc.fb.hintsAt(loc.idx, false, returnHint); len(ts) == 1 && depth < 4 {
 					return b.resolveType(loc.fb, family, ts[0], loc.idx, depth+1)
 				}
 			}

@@ -181,16 +181,17 @@ func (fb *fileBuild) hintFor(obj string, def int32) (string, int32, bool) {
 		if o != "self" {
 			key = "self." + rest
 		}
-		if ts := fb.hints[hintKey{scope: ci, attr: true, name: key}]; len(ts) == 1 {
+		if ts, _ := fb.hintsAt(ci, true, key); len(ts) == 1 {
 			return ts[0], def, true
 		}
 		return "", 0, false
 	}
-	if !fb.mayHint(obj) {
+	s, in, ok := fb.sym(obj)
+	if !ok || in&inHint == 0 {
 		return "", 0, false // no scope has a hint for it
 	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
-		if ts, ok := fb.hints[hintKey{scope: d, name: obj}]; ok {
+		if ts := fb.hintsOf(fb.rowAt(d, false, s)); ts != nil {
 			if len(ts) == 1 {
 				return ts[0], d, true
 			}
@@ -269,8 +270,8 @@ func (b *builder) member(cls, name string, skipSelf bool) (string, bool) {
 // lookupName binds a bare name seen inside definition def: definitions nested
 // in an enclosing scope first, then the file's scope.
 func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
-	in := fb.tablesFor(name)
-	if !in.def && !in.local {
+	s, in, _ := fb.sym(name)
+	if in&(inNested|inLocal) == 0 {
 		return fb.scopeLookup(name) // neither nested nor local anywhere in the file
 	}
 	for d := def; ; d = fb.fd.Defs[d].Parent {
@@ -281,12 +282,14 @@ func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 		if d < 0 {
 			break // (nested holds no module-level entries that count)
 		}
-		if in.def {
-			if i, ok := fb.nested[nestKey{d, name}]; ok {
-				return binding{kind: bDef, id: fb.ids[i]}, true
-			}
+		r := fb.rowAt(d, false, s)
+		if r == nil {
+			continue
 		}
-		if in.local && fb.locals[nestKey{d, name}] {
+		if r.nested > 0 {
+			return binding{kind: bDef, id: fb.ids[r.nested-1]}, true
+		}
+		if r.local {
 			return binding{kind: bLocal}, true // a local variable: its value is unknown
 		}
 	}

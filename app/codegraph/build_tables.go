@@ -37,11 +37,11 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	fb.nodes[0] = fileNode
 	// FNV-1a (64 bits) of the parts, each followed by a 0 byte: inline, as
 	// hash.Hash's Write made each part escape (an allocation per string).
-	h := uint64(fnvOffset64)
-	hs := func(parts ...string) { h = fnvParts(h, parts...) }
-	hs(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
+	h := ifaceHash(fnvOffset64)
+	hs := &h
+	hs.add(fd.Lang, fd.Default, strings.Join(fd.Packages, ","))
 	if fb.lang == nil {
-		fb.iface = h
+		fb.iface = uint64(h)
 		return
 	}
 	sep := fb.lang.qualSep
@@ -54,7 +54,6 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		qual string
 	}
 	dups := make(map[dupKey]int, len(fd.Defs))
-	fb.nested = make(map[nestKey]int32, len(fd.Defs))
 	for i, d := range fd.Defs {
 		var q string
 		switch {
@@ -79,51 +78,49 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
 			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 		fb.nodes = append(fb.nodes, n)
-		if _, dup := fb.nested[nestKey{d.Parent, d.Name}]; !dup {
-			fb.nested[nestKey{d.Parent, d.Name}] = int32(i)
-		}
-		hs("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
+		hs.add("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
 	}
 	rb := b.decodeRefs(fd.Refs)
 	defer b.putRefs(rb)
 	refs := rb.rs
 	fb.inherits = nil
-	var locals map[nestKey]bool // fb.locals, set once the flow table is built (fillFlow reads it nil)
 	nLocal := 0
 	for _, r := range refs {
 		if r.Kind == refLocal {
 			nLocal++
 		}
 	}
+	// The scope tables (flow_names.go), sized for the definitions and
+	// locals (most of their rows): grown by doubling they left their old
+	// tables behind as garbage.
+	fill := newTableFill(len(fd.Defs) + nLocal)
+	fb.fill = fill
+	for i, d := range fd.Defs {
+		fill.addNested(d.Parent, d.Name, int32(i))
+	}
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			if locals == nil {
-				// At its final size (at most one entry per reference): grown
-				// by doubling it left its old tables behind as garbage.
-				locals = make(map[nestKey]bool, nLocal)
-			}
-			locals[nestKey{r.Def, r.Name}] = true
+			fill.addLocal(r.Def, r.Name)
 		}
 		if r.Kind == refInherit {
 			fb.inherits = append(fb.inherits, nestKey{r.Def, r.Name})
 		}
 		if r.Kind == refInherit || (r.Kind == refAssign && r.Name == returnHint) || goVisibleType(fd, r) {
-			hs("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
+			hs.add("r", strconv.Itoa(int(r.Kind)), r.Name, r.Object, strconv.Itoa(int(r.Def)))
 		}
 	}
 	if fb.lang.family == "go" {
 		for _, d := range fd.Defs {
 			if d.Kind == KindMethod {
-				hs("s", d.Sig) // interface matching reads method arities
+				hs.add("s", d.Sig) // interface matching reads method arities
 			}
 		}
 	}
 	for _, im := range fd.Imports {
-		hs("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
+		hs.add("i", im.Module, im.Name, im.Alias, strconv.FormatBool(im.Wildcard))
 	}
-	fillFlow(fb, refs, locals, hs)
-	fb.locals = locals
-	fb.iface = h
+	fillFlow(fb, refs, hs)
+	fb.iface = uint64(h)
 	for _, ev := range fd.Env {
 		src := fb.fileID
 		if ev.Def >= 0 {
@@ -140,7 +137,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	// bound locally (they shadow module-level definitions).
 	for _, r := range refs {
 		if r.Kind == refLocal {
-			continue // in fb.locals already
+			continue // a local row already
 		}
 		if r.Kind != refAssign || slices.Contains(fb.lang.selfNames, r.Name) {
 			continue // self = str.__new__(cls, v) in __new__ is still self
@@ -159,10 +156,10 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 		fb.addHint(k, r.Object)
 	}
+	fb.finishTables() // flow_names.go
 	if fb.lang.family == "go" {
 		fb.goHintLines()
 	}
-	fb.names = newScopeNames(fb)
 }
 
 // FNV-1a's 64-bit parameters (hash/fnv).
@@ -170,6 +167,15 @@ const (
 	fnvOffset64 = 14695981039346656037
 	fnvPrime64  = 1099511628211
 )
+
+// ifaceHash is the FNV-1a hash of what other files can see of a file
+// (fileBuild.iface), continued by add. A method of a concrete type, not a
+// closure: a call's parts stay on the stack (through a func value each
+// call allocated them).
+type ifaceHash uint64
+
+// add continues the hash over each part followed by a 0 byte.
+func (h *ifaceHash) add(parts ...string) { *h = ifaceHash(fnvParts(uint64(*h), parts...)) }
 
 // fnvParts continues FNV-1a hash h over each part followed by a 0 byte
 // (what hash/fnv's New64a gives for the same bytes, without its Write's
@@ -187,12 +193,7 @@ func fnvParts(h uint64, parts ...string) uint64 {
 
 // addHint records typ as a possible type of the variable k (once).
 func (fb *fileBuild) addHint(k hintKey, typ string) {
-	if fb.hints == nil {
-		fb.hints = map[hintKey][]string{}
-	}
-	if !slices.Contains(fb.hints[k], typ) {
-		fb.hints[k] = append(fb.hints[k], typ)
-	}
+	fb.fill.addHint(k, typ) // (once: finishTables drops repeats)
 }
 
 // tables rebuilds the cross-file lookup tables and attaches Go methods to

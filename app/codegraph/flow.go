@@ -88,12 +88,15 @@ type flowSrcIn struct {
 	src flowSrc
 }
 
+// flowMemoKey is a flow source of a file. Its fixed-size fields come
+// first, together: the map hashes them as one run of 14 bytes, then the
+// expression (three hash calls with the expression between them).
 type flowMemoKey struct {
 	fb    *fileBuild
 	scope int32
-	expr  string
 	call  bool
 	mode  flowMode
+	expr  string
 }
 
 // flowCutKey is a flow source asked at a depth.
@@ -149,7 +152,7 @@ func (b *builder) releaseFlowEval(fe *flowEval) {
 
 // src evaluates one flow source.
 func (fe *flowEval) src(fb *fileBuild, s flowSrc, depth int) []flowVal {
-	mk := flowMemoKey{fb, s.scope, s.expr, s.call, s.mode}
+	mk := flowMemoKey{fb: fb, scope: s.scope, call: s.call, mode: s.mode, expr: s.expr}
 	if v, ok := fe.memo[mk]; ok {
 		if v != nil && len(v) == 0 {
 			fe.hitBusy(flowBusy{mk: mk}) // a cycle: nothing more from here
@@ -319,7 +322,7 @@ func (fe *flowEval) expr(fb *fileBuild, scope int32, e string, depth int) []flow
 	}
 	if t, ok := fe.module(fb, scope, obj); ok {
 		// A module-level variable of a project module.
-		return fe.srcs(t, t.flow[hintKey{scope: -1, name: name}], depth)
+		return fe.srcs(t, t.srcsOf(t.row(-1, false, name)), depth)
 	}
 	var out []flowVal
 	for _, v := range fe.expr(fb, scope, obj, depth+1) {
@@ -386,17 +389,19 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 	}
 	// A name in none of the file's scope tables (and no callback type
 	// learnt for it, fe.extra) is looked up in the file's scope at once.
-	in := fb.tablesFor(name)
-	walk := in.def || in.local || in.flow || (fe.extra != nil && fb == fe.fb)
+	s, in, known := fb.sym(name)
+	walk := in&(inNested|inLocal|inFlow) != 0 || (fe.extra != nil && fb == fe.fb)
 	for d := scope; walk; d = fb.fd.Defs[d].Parent {
 		// A class body is not an enclosing scope of the functions inside it.
 		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if d >= 0 && in.def {
-			if i, ok := fb.nested[nestKey{d, name}]; ok {
-				return []flowVal{{id: fb.ids[i]}}
-			}
+		var r *tabRow
+		if known {
+			r = fb.rowAt(d, false, s)
+		}
+		if d >= 0 && r != nil && r.nested > 0 {
+			return []flowVal{{id: fb.ids[r.nested-1]}}
 		}
 		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
 			var out []flowVal
@@ -405,22 +410,20 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			}
 			return out
 		}
-		if in.flow {
-			if ss, ok := fb.flow[hintKey{scope: d, name: name}]; ok {
-				out := fe.srcs(fb, ss, depth)
-				if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
-					// A parameter assigned in the body (msg = deepcopy(msg)):
-					// also what the calls pass.
-					out = addVals(out, fe.paramValues(fb, d, name, depth)...)
-				}
-				return out
+		if r != nil && r.flowN > 0 {
+			out := fe.srcs(fb, fb.srcsOf(r), depth)
+			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
+				// A parameter assigned in the body (msg = deepcopy(msg)):
+				// also what the calls pass.
+				out = addVals(out, fe.paramValues(fb, d, name, depth)...)
 			}
+			return out
 		}
 		if d < 0 {
 			break
 		}
-		if in.local && fb.locals[nestKey{d, name}] {
-			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params[d], name) {
+		if r != nil && r.local {
+			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
 				return fe.paramValues(fb, d, name, depth)
 			}
 			return nil // a local nothing is known about
@@ -482,7 +485,7 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 		if selfName == "" {
 			selfName = "self." + name
 		}
-		if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: selfName}]; ok {
+		if ss, ok := loc.fb.flowAt(loc.idx, true, selfName); ok {
 			out = fe.srcs(loc.fb, ss, depth)
 			return false
 		}
@@ -539,7 +542,7 @@ func (fe *flowEval) returns(id string, depth int) []flowVal {
 		}
 		return nil
 	}
-	return fe.srcs(loc.fb, loc.fb.flow[hintKey{scope: loc.idx, name: returnHint}], depth)
+	return fe.srcs(loc.fb, loc.fb.srcsOf(loc.fb.row(loc.idx, false, returnHint)), depth)
 }
 
 // walkMRO visits class cls and its bases breadth first until fn says stop.

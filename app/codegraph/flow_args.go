@@ -219,7 +219,7 @@ func (fe *flowEval) moduleAliases() map[string][]string {
 		return fe.aliases
 	}
 	fe.aliases = map[string][]string{}
-	for k, ss := range fe.fb.flow {
+	for k, ss := range fe.fb.flowVars() {
 		if k.scope >= 0 || k.attr {
 			continue
 		}
@@ -404,21 +404,6 @@ type argSiteText struct {
 	def         int32
 }
 
-// changedScopes marks in scopes the scope of every key whose list differs
-// between the tables old and cur (present in one only, or unequal).
-func changedScopes[E comparable](scopes map[int32]bool, old, cur map[hintKey][]E) {
-	for k, v := range cur {
-		if !slices.Equal(v, old[k]) {
-			scopes[k.scope] = true
-		}
-	}
-	for k := range old {
-		if _, ok := cur[k]; !ok {
-			scopes[k.scope] = true
-		}
-	}
-}
-
 // diffArgs compares the versions o and fb of a file.
 func diffArgs(o, fb *fileBuild) *argDiff {
 	d := &argDiff{sites: map[argSiteText]int{}, scopes: map[int32]bool{}}
@@ -432,18 +417,7 @@ func diffArgs(o, fb *fileBuild) *argDiff {
 			d.sites[argSiteText{r.Object, r.Name, r.Def}]--
 		}
 	}
-	changedScopes(d.scopes, o.flow, fb.flow)
-	changedScopes(d.scopes, o.hints, fb.hints)
-	for k := range fb.locals {
-		if !o.locals[k] {
-			d.scopes[k.parent] = true
-		}
-	}
-	for k := range o.locals {
-		if !fb.locals[k] {
-			d.scopes[k.parent] = true
-		}
-	}
+	changedTabScopes(d.scopes, o, fb) // flow sources, hints, locals (flow_names.go)
 	return d
 }
 

@@ -13,8 +13,8 @@ import (
 // (definition index, -1 for the module) it is evaluated in, and whether the
 // name holds the expression's value or the result of calling it.
 type flowSrc struct {
+	expr  string // (first: 24 bytes, not 32 with the scope before it)
 	scope int32
-	expr  string
 	call  bool
 	mode  flowMode
 }
@@ -50,10 +50,9 @@ func flowFamily(l *language) bool {
 }
 
 // fillFlow builds fb's flow table from its refValue and refAssign records
-// (refs, decoded once by fillFileBuild; locals: the names bound in each
-// definition, which fb.locals holds only after the flow table is built)
+// (refs, decoded once by fillFileBuild)
 // and hashes its interface part (what other files read) with hs.
-func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...string)) {
+func fillFlow(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	if !flowFamily(fb.lang) {
 		return
 	}
@@ -74,7 +73,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 		var ok bool
 		switch {
 		case r.Kind == refArg && marks != nil:
-			k, src, ok = pyContainerAdd(fb, locals, r)
+			k, src, ok = pyContainerAdd(fb, r)
 		case r.Kind != refValue && r.Kind != refAssign:
 			continue
 		case marks != nil && r.Kind == refValue && strings.Contains(r.Name, ","):
@@ -89,7 +88,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 				src = flowSrc{scope: r.Def, expr: r.Object + "(" + arg + ")"} // x = list(y)
 			} else if marks != nil && r.Kind == refAssign && pyElemCall(r.Object) {
 				src = flowSrc{scope: r.Def, expr: r.Object + "()"} // x = d.get(k) (flow_python_containers.go)
-				pyElemAlias(fb, locals, r, hs)
+				pyElemAlias(fb, r, hs)
 			}
 			if marks != nil && r.Kind == refValue {
 				if marks[pyStoreKey{"\x00" + r.Object, r.Line, r.Def}] == flowIter {
@@ -99,7 +98,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 				}
 			}
 			if src.mode == flowElem {
-				k, ok = pyBoundKey(fb, locals, r.Name, r.Def)
+				k, ok = pyBoundKey(fb, r.Name, r.Def)
 			} else {
 				k, ok = flowKey(fb, r.Name, r.Def)
 			}
@@ -111,7 +110,7 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 		// A class-body name (x = f, x: T) is also an attribute of the class.
 		if r.Kind != refArg && r.Def >= 0 && fd.Defs[r.Def].Kind == KindClass && !k.attr && r.Name != returnHint {
 			ak := hintKey{scope: r.Def, attr: true, name: "self." + r.Name}
-			fb.flow[ak] = append(fb.flow[ak], src)
+			fb.fill.addSrc(ak, src)
 		}
 	}
 	if marks != nil {
@@ -121,13 +120,10 @@ func fillFlow(fb *fileBuild, refs []refRec, locals map[nestKey]bool, hs func(...
 
 // addFlowSrc records that src flows into k, hashing it when other files
 // can read k (module-level names, attributes, results, parameters).
-func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
-	if fb.flow == nil {
-		fb.flow = map[hintKey][]flowSrc{}
-	}
-	fb.flow[k] = append(fb.flow[k], src)
-	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params[k.scope], k.name)) {
-		hs("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
+func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs *ifaceHash) {
+	fb.fill.addSrc(k, src)
+	if k.scope < 0 || k.attr || k.name == returnHint || (fb.facts != nil && slices.Contains(fb.facts.params.of(k.scope), k.name)) {
+		hs.add("f", strconv.Itoa(int(k.scope)), strconv.FormatBool(k.attr), k.name,
 			strconv.Itoa(int(src.scope)), src.expr, strconv.FormatBool(src.call), strconv.Itoa(int(src.mode)))
 	}
 }
@@ -135,9 +131,41 @@ func addFlowSrc(fb *fileBuild, k hintKey, src flowSrc, hs func(...string)) {
 // flowFacts are what a file's functions do with their parameters and which
 // decorators wrap them, for the call sites in other files.
 type flowFacts struct {
-	params map[int32][]string      // function → parameter names, in order
+	params paramTable              // function → parameter names, in order
 	uses   map[int32][]paramUse    // function → calls through its parameters
 	decos  map[int32][]decoratorAt // function → its decorators
+}
+
+// paramTable holds the parameter names of a file's functions in one slab:
+// definition d's are names[at[d]:at[d+1]] (a map of slices, one per
+// function, took twice the memory).
+type paramTable struct {
+	names []string
+	at    []uint32 // per definition (added in index order), then the end
+}
+
+// add records ps as the parameters of definition d (the definitions are
+// added in increasing order; those skipped have none).
+func (t *paramTable) add(d int32, ps []string) {
+	if len(ps) == 0 {
+		return
+	}
+	for int32(len(t.at)) <= d {
+		t.at = append(t.at, uint32(len(t.names)))
+	}
+	t.names = append(t.names, ps...)
+}
+
+// of returns the parameters of definition d (none for the module, -1).
+func (t *paramTable) of(d int32) []string {
+	if d < 0 || int(d) >= len(t.at) {
+		return nil
+	}
+	end := uint32(len(t.names))
+	if int(d)+1 < len(t.at) {
+		end = t.at[d+1]
+	}
+	return t.names[t.at[d]:end:end]
 }
 
 // paramUse is a call through a parameter: p() (member "") or p.member(),
@@ -155,19 +183,18 @@ type decoratorAt struct {
 
 // fillFacts records parameter uses and decorators (hashed into the
 // interface: call sites in other files read them).
-func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
+func fillFacts(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	fd := fb.fd
-	ff := &flowFacts{params: map[int32][]string{}, uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
+	ff := &flowFacts{uses: map[int32][]paramUse{}, decos: map[int32][]decoratorAt{}}
 	for i, d := range fd.Defs {
 		if d.Kind == KindFunction || d.Kind == KindMethod {
-			if ps := sigParams(d.Sig, d.Name); len(ps) > 0 {
-				ff.params[int32(i)] = ps
-			}
+			ff.params.add(int32(i), sigParams(d.Sig, d.Name))
 			if fb.lang.family == "js" {
-				hs("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
+				hs.add("sig", strconv.Itoa(i), d.Sig) // callbacks are typed from it
 			}
 		}
 	}
+	ff.params.names, ff.params.at = trimSlack(ff.params.names), trimSlack(ff.params.at)
 	for _, r := range refs {
 		switch r.Kind {
 		case refDecorator:
@@ -179,7 +206,7 @@ func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 				e = r.Object + "." + r.Name
 			}
 			ff.decos[r.Def] = append(ff.decos[r.Def], decoratorAt{e, fd.Defs[r.Def].Parent})
-			hs("deco", strconv.Itoa(int(r.Def)), e)
+			hs.add("deco", strconv.Itoa(int(r.Def)), e)
 		case refCall:
 			name, member := r.Name, ""
 			if r.Object != "" {
@@ -195,7 +222,7 @@ func fillFacts(fb *fileBuild, refs []refRec, hs func(...string)) {
 				u := paramUse{param: name, member: member, caller: r.Def}
 				if !containsUse(ff.uses[f], u) {
 					ff.uses[f] = append(ff.uses[f], u)
-					hs("use", strconv.Itoa(int(f)), name, member, strconv.Itoa(int(r.Def)))
+					hs.add("use", strconv.Itoa(int(f)), name, member, strconv.Itoa(int(r.Def)))
 				}
 			}
 		}
@@ -219,15 +246,14 @@ func paramOwner(fb *fileBuild, ff *flowFacts, name string, def int32) int32 {
 		if d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if _, ok := fb.nested[nestKey{d, name}]; ok {
+		if r := fb.fill.rowOf(d, name); r != nil && r.nested > 0 {
 			return -1
 		}
-		if slices.Contains(ff.params[d], name) {
+		if slices.Contains(ff.params.of(d), name) {
 			return d
 		}
-		if fb.locals[nestKey{d, name}] {
-			return -1
-		}
+		// (Locals are not asked: the flow facts were filled before the
+		// locals table was set, which read as empty here; kept so.)
 	}
 	return -1
 }

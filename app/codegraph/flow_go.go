@@ -316,17 +316,19 @@ func (ev *goEval) eval(fb *fileBuild, def int32, expr string, depth int) goEnt {
 
 // ident evaluates a bare name.
 func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt {
-	for d := def; ; d = fb.fd.Defs[d].Parent {
-		if ts, ok := fb.hints[hintKey{scope: d, name: name}]; ok && len(ts) > 0 {
+	s, _, known := fb.sym(name)
+	for d := def; known; d = fb.fd.Defs[d].Parent {
+		r := fb.rowAt(d, false, s)
+		if ts := fb.hintsOf(r); len(ts) > 0 {
 			return ev.fromHints(fb, d, name, ts, depth)
 		}
 		if d < 0 {
 			break
 		}
-		if _, ok := fb.nested[nestKey{d, name}]; ok {
+		if r != nil && r.nested > 0 {
 			break
 		}
-		if fb.locals[nestKey{d, name}] {
+		if r != nil && r.local {
 			return goEnt{} // a local whose type is not known
 		}
 	}
@@ -498,7 +500,7 @@ func (ev *goEval) nthResult(fb *fileBuild, scope int32, expr string, k, depth in
 	if !ok || loc.fb.hints == nil {
 		return goEnt{}
 	}
-	for _, t := range loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}] {
+	for _, t := range loc.fb.hintsOf(loc.fb.row(loc.idx, false, returnHint)) {
 		if strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") {
 			if rs := resultTypes(t[1 : len(t)-1]); k < len(rs) {
 				return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: rs[k]}}
@@ -538,7 +540,7 @@ func resultTypes(list string) []string {
 // pkgVar finds a package-level variable name among the files of package key.
 func (ev *goEval) pkgVar(family, key, name string, depth int) (goEnt, bool) {
 	for _, f := range ev.b.modules[modKey(family, key)] {
-		if ts, ok := f.hints[hintKey{scope: -1, name: name}]; ok && len(ts) > 0 {
+		if ts, ok := f.hintsAt(-1, false, name); ok {
 			return ev.fromHints(f, -1, name, ts, depth+1), true
 		}
 	}
@@ -588,7 +590,7 @@ func (b *builder) goField(cls, name string) (goTyp, bool) {
 	for i := 0; i < len(queue); i++ {
 		c := queue[i]
 		if loc, ok := b.defLoc[c]; ok && loc.fb.hints != nil {
-			if ts := loc.fb.hints[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; len(ts) > 0 {
+			if ts, ok := loc.fb.hintsAt(loc.idx, true, "self."+name); ok {
 				return goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}, true
 			}
 		}
@@ -611,7 +613,7 @@ func (ev *goEval) call(fb *fileBuild, def int32, e goEnt, args string, depth int
 		if !ok || loc.fb.hints == nil {
 			return goEnt{}
 		}
-		for _, t := range loc.fb.hints[hintKey{scope: loc.idx, name: returnHint}] {
+		for _, t := range loc.fb.hintsOf(loc.fb.row(loc.idx, false, returnHint)) {
 			if !strings.HasPrefix(t, "(") {
 				return goEnt{kind: geValue, typ: goTyp{fb: loc.fb, scope: loc.idx, expr: t}}
 			}
@@ -724,7 +726,7 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 		return t
 	}
 	name := loc.fb.fd.Defs[loc.idx].Name
-	if ts := loc.fb.hints[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; len(ts) > 0 {
+	if ts, ok := loc.fb.hintsAt(loc.idx, true, "self."+name); ok {
 		return goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}
 	}
 	return t
@@ -734,7 +736,7 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 // named like types: node := …) do not shadow types in signatures.
 func goLookupType(fb *fileBuild, name string, def int32) (binding, bool) {
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if i, ok := fb.nested[nestKey{d, name}]; ok {
+		if i, ok := fb.nestedAt(d, name); ok {
 			return binding{kind: bDef, id: fb.ids[i]}, true
 		}
 	}
@@ -757,7 +759,7 @@ func (fb *fileBuild) goHintLines() {
 			continue
 		}
 		k := hintKey{scope: r.Def, name: r.Name}
-		ts := fb.hints[k]
+		ts, _ := fb.hintsAt(r.Def, false, r.Name)
 		if len(ts) < 2 {
 			continue
 		}

@@ -15,8 +15,8 @@ func (fb *fileBuild) goDropLiteralValues() {
 		if r.Kind != refAssign || r.Object == "" || strings.HasPrefix(r.Object, valuePrefix) || strings.Contains(r.Name, ".") {
 			continue
 		}
-		k := hintKey{scope: r.Def, name: r.Name}
-		ts := fb.hints[k]
+		row := fb.row(r.Def, false, r.Name)
+		ts := fb.hintsOf(row)
 		if len(ts) < 2 {
 			continue
 		}
@@ -27,7 +27,8 @@ func (fb *fileBuild) goDropLiteralValues() {
 			}
 			v = strings.TrimLeft(v, "& ")
 			if strings.HasPrefix(v, r.Object) && strings.HasPrefix(strings.TrimSpace(v[len(r.Object):]), "{") {
-				fb.hints[k] = append(ts[:i:i], ts[i+1:]...)
+				copy(ts[i:], ts[i+1:]) // (in the row's part of the slab)
+				row.hintN--
 				break
 			}
 		}

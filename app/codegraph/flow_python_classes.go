@@ -14,7 +14,7 @@ import (
 // pyClassAttrStores records `C.x = v` at module level, C a class of the
 // file, as the class attribute x of C (read as self.x and C.x, by other
 // files too: it is hashed into the interface).
-func pyClassAttrStores(fb *fileBuild, refs []refRec, hs func(...string)) {
+func pyClassAttrStores(fb *fileBuild, refs []refRec, hs *ifaceHash) {
 	fd := fb.fd
 	var classes map[string]int32
 	for _, r := range refs {
@@ -132,7 +132,7 @@ func (b *builder) pyGetterShadowed(cls, getter string) (shadowed, bySubs bool) {
 				return false // the getter, or an override of it: it dispatches
 			}
 			if loc, ok := b.defLoc[k]; ok {
-				if _, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + gn.Name}]; ok {
+				if _, ok := loc.fb.flowAt(loc.idx, true, "self."+gn.Name); ok {
 					other = true
 					return false
 				}
@@ -262,7 +262,7 @@ func addPartner(ps []pyPartner, p pyPartner) []pyPartner {
 
 // pyAssigned reports that name is assigned in scope (a local cls).
 func pyAssigned(fb *fileBuild, scope int32, name string) bool {
-	_, ok := fb.flow[hintKey{scope: scope, name: name}]
+	_, ok := fb.flowAt(scope, false, name)
 	return ok
 }
 

@@ -18,7 +18,7 @@ var pyContainerMerges = map[string]bool{"update": true, "extend": true}
 // pyContainerAdd turns x.append(v) (an argument record) into a flow of v
 // into container x, as an element, and x.update(y) / x.extend(y) into a
 // flow of y's value (its elements) into x.
-func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, flowSrc, bool) {
+func pyContainerAdd(fb *fileBuild, r refRec) (hintKey, flowSrc, bool) {
 	slot, arg, ok := strings.Cut(r.Name, argSep)
 	i := strings.LastIndexByte(r.Object, '.')
 	if !ok || i <= 0 || !isDottedIdent(arg) {
@@ -28,10 +28,10 @@ func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, 
 	switch {
 	case slot == "0" && pyContainerMerges[m]:
 		// x.update(y), x.extend(y): x holds y's elements, as y does.
-		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
+		k, ok := pyBoundKey(fb, r.Object[:i], r.Def)
 		return k, flowSrc{scope: r.Def, expr: arg}, ok
 	case slot == "0" && pyContainerAdds[m]:
-		k, ok := pyBoundKey(fb, locals, r.Object[:i], r.Def)
+		k, ok := pyBoundKey(fb, r.Object[:i], r.Def)
 		return k, flowSrc{scope: r.Def, expr: arg, mode: flowElem}, ok
 	}
 	return hintKey{}, flowSrc{}, false
@@ -40,7 +40,7 @@ func pyContainerAdd(fb *fileBuild, locals map[nestKey]bool, r refRec) (hintKey, 
 // pyBoundKey names the variable a container store writes: x in the scope
 // that binds it (a module-level list filled inside a function is the
 // module's), self.x as the class attribute.
-func pyBoundKey(fb *fileBuild, locals map[nestKey]bool, name string, def int32) (hintKey, bool) {
+func pyBoundKey(fb *fileBuild, name string, def int32) (hintKey, bool) {
 	if strings.Contains(name, ".") {
 		return flowKey(fb, name, def)
 	}
@@ -48,7 +48,7 @@ func pyBoundKey(fb *fileBuild, locals map[nestKey]bool, name string, def int32) 
 		if d != def && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		if locals[nestKey{d, name}] {
+		if fb.fill.isLocal(d, name) {
 			return hintKey{scope: d, name: name}, true
 		}
 	}
@@ -133,12 +133,12 @@ func asNested(vs []flowVal) []flowVal {
 // pyElemAlias records `registry = d.setdefault(k, {})` as an alias of one
 // of d's elements: what is stored into registry is also in d, one level
 // down (registry[v] = cls makes cls an element of an element of d).
-func pyElemAlias(fb *fileBuild, locals map[nestKey]bool, r refRec, hs func(...string)) {
+func pyElemAlias(fb *fileBuild, r refRec, hs *ifaceHash) {
 	d, ok := strings.CutSuffix(r.Object, ".setdefault")
 	if !ok || !isDottedIdent(d) || !isDottedIdent(r.Name) || strings.Contains(r.Name, ".") {
 		return
 	}
-	k, ok := pyBoundKey(fb, locals, d, r.Def)
+	k, ok := pyBoundKey(fb, d, r.Def)
 	if !ok {
 		return
 	}

@@ -64,8 +64,8 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 		// In a fixed order: what an evaluation finds can depend on what was
 		// evaluated before it (cycles, depth cuts), and map order is random.
 		fe.instElems = map[string][]hintKey{}
-		keys := make([]hintKey, 0, len(fb.flow))
-		for k := range fb.flow {
+		var keys []hintKey
+		for k := range fb.flowVars() {
 			keys = append(keys, k)
 		}
 		slices.SortFunc(keys, func(a, b hintKey) int {
@@ -81,7 +81,7 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 			return strings.Compare(a.name, b.name)
 		})
 		for _, k := range keys {
-			ss := fb.flow[k]
+			ss, _ := fb.flowAt(k.scope, k.attr, k.name)
 			filled := false
 			for _, s := range ss {
 				filled = filled || s.mode == flowElem
@@ -110,7 +110,8 @@ func (fe *flowEval) pyInstElems(cls string, depth int) []flowVal {
 			continue
 		}
 		for _, k := range fe.instElems[d] {
-			for _, s := range fb.flow[k] {
+			ss, _ := fb.flowAt(k.scope, k.attr, k.name)
+			for _, s := range ss {
 				if s.mode != flowElem {
 					continue
 				}

@@ -87,7 +87,7 @@ func (b *builder) pySetsAttr(c, name string) bool {
 	if _, ok := b.members[c][name]; ok {
 		return true
 	}
-	_, ok = loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]
+	_, ok = loc.fb.flowAt(loc.idx, true, "self."+name)
 	return ok
 }
 
@@ -106,7 +106,7 @@ func (fe *flowEval) pyOwnAttr(c string, inst bool, name string, depth int) ([]fl
 		}
 		return []flowVal{{id: id}}, true
 	}
-	if ss, ok := loc.fb.flow[hintKey{scope: loc.idx, attr: true, name: "self." + name}]; ok {
+	if ss, ok := loc.fb.flowAt(loc.idx, true, "self."+name); ok {
 		return fe.srcs(loc.fb, ss, depth+1), true
 	}
 	return nil, false

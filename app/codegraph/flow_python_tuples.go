@@ -28,7 +28,7 @@ func pyTupleText(e string) string {
 // pyUnpack records `a, b = value` (r.Name is the target list "a, b"): each
 // target takes the item of value's tuple at its position. Positions stop at
 // a starred target (`a, *rest = …`).
-func pyUnpack(fb *fileBuild, r refRec, hs func(...string)) {
+func pyUnpack(fb *fileBuild, r refRec, hs *ifaceHash) {
 	for i, n := range splitTop(r.Name) {
 		n = strings.TrimSpace(n)
 		if i >= maxUnpack || strings.HasPrefix(n, "*") {
@@ -84,7 +84,7 @@ func (fe *flowEval) pyNth(fb *fileBuild, s flowSrc, depth int) []flowVal {
 		if !ok {
 			continue
 		}
-		for _, r := range loc.fb.flow[hintKey{scope: loc.idx, name: returnHint}] {
+		for _, r := range loc.fb.srcsOf(loc.fb.row(loc.idx, false, returnHint)) {
 			if r.mode != flowPlain {
 				continue
 			}

@@ -121,7 +121,7 @@ func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, strin
 	if !ok || loc.fb.facts == nil {
 		return loc, "", false
 	}
-	ps := loc.fb.facts.params[loc.idx]
+	ps := loc.fb.facts.params.of(loc.idx)
 	if n, ok := slotNumber(slot); ok {
 		if n < 0 {
 			return loc, "", false
@@ -402,7 +402,7 @@ func ctorName(l *language) string {
 
 // fillJSDoc records the types JSDoc gives a function's parameters
 // (@param {T} name) and result (@returns {T}).
-func fillJSDoc(fb *fileBuild, hs func(...string)) {
+func fillJSDoc(fb *fileBuild, hs *ifaceHash) {
 	for i, d := range fb.fd.Defs {
 		if d.Doc == "" || !strings.Contains(d.Doc, "@") || (d.Kind != KindFunction && d.Kind != KindMethod) {
 			continue
@@ -439,12 +439,8 @@ func fillJSDoc(fb *fileBuild, hs func(...string)) {
 					name = name[:k]
 				}
 			}
-			if fb.flow == nil {
-				fb.flow = map[hintKey][]flowSrc{}
-			}
-			k := hintKey{scope: int32(i), name: name}
-			fb.flow[k] = append(fb.flow[k], flowSrc{scope: int32(i), expr: typ, call: true})
-			hs("jsdoc", strconv.Itoa(i), name, typ)
+			fb.fill.addSrc(hintKey{scope: int32(i), name: name}, flowSrc{scope: int32(i), expr: typ, call: true})
+			hs.add("jsdoc", strconv.Itoa(i), name, typ)
 		}
 	}
 }
@@ -626,7 +622,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		}
 	}
 	if fb.lang.family == "python" {
-		if ps := fb.facts.params[f]; len(ps) > 0 && ps[0] == name {
+		if ps := fb.facts.params.of(f); len(ps) > 0 && ps[0] == name {
 			out = addVals(out, fe.decoratedBy(fb, f)...) // @f def g(): g is f's first argument
 		}
 		out = addVals(out, fe.crossParamValues(fb, f, name, depth)...) // flow_args.go
@@ -707,12 +703,13 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 // (argparse's take_action(action, …) calling action(…) lost every action
 // class's __call__ that way).
 func localName(fb *fileBuild, name string, def int32) bool {
-	if !fb.tablesFor(name).local {
+	s, in, _ := fb.sym(name)
+	if in&inLocal == 0 {
 		return false
 	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if fb.locals[nestKey{d, name}] {
-			return fb.facts == nil || !slices.Contains(fb.facts.params[d], name)
+		if r := fb.rowAt(d, false, s); r != nil && r.local {
+			return fb.facts == nil || !slices.Contains(fb.facts.params.of(d), name)
 		}
 	}
 	return false
