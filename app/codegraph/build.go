@@ -217,6 +217,14 @@ type fileBuild struct {
 
 	argAsked map[string]bool // callee names whose call sites in other files its edges read (flow_args.go)
 	names    *scopeNames     // the names nested, locals, flow and hints hold (flow_names.go)
+
+	// argRefs: the file's argument records alone, which its argument sites
+	// point into when argSplit is set (the last build's, argIndexSplit).
+	argRefs  refList
+	argSplit bool
+	// argImports: the paths of the project files it imports, which its
+	// argument sites can call into (flow_args.go; nil when none).
+	argImports []string
 }
 
 type nestKey struct {
@@ -398,6 +406,9 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	var trim *finalTrim
 	if b.final && len(affected) == len(ordered) {
 		trim = newFinalTrim(affected) // build_final.go
+		// Built now, with the argument records apart, so that each file's
+		// references can go once it is resolved (flow_args.go).
+		b.argIndexSplit()
 	}
 	// The collector is tightened for the last part of the resolution,
 	// where the live heap nears its peak (build_gc.go).

@@ -51,6 +51,13 @@ func (t *finalTrim) done(fb *fileBuild) {
 			r.edges = slices.Clone(r.edges)
 		}
 	}
+	// Nothing reads the file's references any more: its own resolution is
+	// done, and other files' argument sites read fb.argRefs (the index was
+	// built with them apart, argIndexSplit). The cache was written before
+	// the build.
+	if fb.fd != nil {
+		fb.fd.Refs = refList{}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i := t.at[fb]
