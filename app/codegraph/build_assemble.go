@@ -134,7 +134,7 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 		fb.goHintAt, fb.goDisp, fb.goParamCalls, fb.argAsked = nil, nil, nil, nil
 	}
 	b.modules, b.top, b.members, b.bases, b.subs = nil, nil, nil, nil, nil
-	b.pyNames, b.extBase, b.defLoc, b.nodeByID = nil, nil, nil, nil
+	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
 	runtime.GC()

@@ -344,7 +344,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 		if t == fid {
 			return true
 		}
-		n := fe.b.nodeByID[t]
+		n := fe.b.node(t)
 		if n == nil {
 			continue
 		}
@@ -362,7 +362,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 			}
 			// fid overrides t: a method of the same name in a subclass of
 			// cls (what dispatchTargets lists, without listing them all).
-			fn := fe.b.nodeByID[fid]
+			fn := fe.b.node(fid)
 			if fn == nil || fn.Kind != KindMethod || fn.Name != n.Name || fn.Parent == cls {
 				continue
 			}
