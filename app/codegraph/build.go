@@ -83,6 +83,9 @@ type fileResult struct {
 	sample     []UnresolvedRef
 	bases      [][2]string // resolved base classes: class ID, base ID
 	extBases   []string    // classes with a base outside the project
+	// packed: the edges, in place of edges, from the end of the file's
+	// resolution to the assembly of the last build (build_final.go).
+	packed []packedEdge
 }
 
 // smallResult is the length below which addEdge searches a result's edges
