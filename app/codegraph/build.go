@@ -83,6 +83,9 @@ type fileResult struct {
 	sample     []UnresolvedRef
 	bases      [][2]string // resolved base classes: class ID, base ID
 	extBases   []string    // classes with a base outside the project
+	// packed: the edges, in place of edges, from the end of the file's
+	// resolution to the assembly of the last build (build_final.go).
+	packed []packedEdge
 }
 
 // smallResult is the length below which addEdge searches a result's edges
@@ -216,6 +219,14 @@ type fileBuild struct {
 	goParamCalls map[nestKey]bool     // (def, parameter) called in that definition (flow_go_values.go)
 
 	argAsked map[string]bool // callee names whose call sites in other files its edges read (flow_args.go)
+
+	// argRefs: the file's argument records alone, which its argument sites
+	// point into when argSplit is set (the last build's, argIndexSplit).
+	argRefs  refList
+	argSplit bool
+	// argImports: the paths of the project files it imports, which its
+	// argument sites can call into (flow_args.go; nil when none).
+	argImports []string
 }
 
 type nestKey struct {
@@ -237,6 +248,30 @@ type defLocation struct {
 	idx int32
 }
 
+// node returns the node of this build with ID id (nil: none). It and defAt
+// read one table (builder.locs): pyenv's stdlib has 330 k nodes, and a
+// second table of them took 12 MB more at the peak of a cold index.
+func (b *builder) node(id string) *Node {
+	l, ok := b.locs[id]
+	switch {
+	case !ok:
+		return nil
+	case l.fb == nil:
+		return b.pkgs[id]
+	}
+	return l.fb.nodes[l.idx+1]
+}
+
+// defAt returns where definition id is defined (false: no definition of
+// this build, or a file or package node).
+func (b *builder) defAt(id string) (defLocation, bool) {
+	l, ok := b.locs[id]
+	if !ok || l.fb == nil || l.idx < 0 {
+		return defLocation{}, false
+	}
+	return l, true
+}
+
 // builder builds graphs incrementally. Tables that join files are rebuilt on
 // every build (cheap); parsing results, nodes and resolved edges are reused
 // for files that did not change. When no file's interface changed, only the
@@ -256,8 +291,7 @@ type builder struct {
 	subs     map[string][]string          // class ID → direct subclass IDs (flow.go)
 	pyNames  map[string]uint8             // Python method names: pyProperty, pyMethod bits (flow_python.go)
 	extBase  map[string]bool              // class ID → has a base outside the project
-	defLoc   map[string]defLocation       // definition node ID → where it is defined
-	nodeByID map[string]*Node
+	locs     map[string]defLocation       // node ID → file and definition index (-1: the file node; no file: a package, in pkgs): node, defAt
 	packages map[string]map[string]string // family → package name → node ID
 	requires []Edge
 	goEdges  []Edge // Go implements and dispatches edges (iface_go.go)
@@ -329,7 +363,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	}
 	ordered := b.orderedFiles(sameFiles, changed) // update_build.go
-	if structural || b.nodeByID == nil {
+	if structural || b.locs == nil {
 		b.tables(ordered)
 	} else {
 		b.patchTables(old, changed)
@@ -397,6 +431,9 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	var trim *finalTrim
 	if b.final && len(affected) == len(ordered) {
 		trim = newFinalTrim(affected) // build_final.go
+		// Built now, with the argument records apart, so that each file's
+		// references can go once it is resolved (flow_args.go).
+		b.argIndexSplit()
 	}
 	// The collector is tightened for the last part of the resolution,
 	// where the live heap nears its peak (build_gc.go).

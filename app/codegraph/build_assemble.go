@@ -12,10 +12,10 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		nNodes += len(fb.nodes)
 		nEdges += len(fb.nodes) - 1
 		if fb.res != nil {
-			nEdges += len(fb.res.edges)
+			nEdges += len(fb.res.edges) + len(fb.res.packed)
 		}
 		if fb.inh != nil {
-			nEdges += len(fb.inh.edges)
+			nEdges += len(fb.inh.edges) + len(fb.inh.packed)
 		}
 	}
 	g := &Graph{
@@ -39,8 +39,12 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 		if r == nil {
 			return
 		}
-		shared = append(shared, sharedEdges{r, len(g.edges)})
-		g.edges = append(g.edges, r.edges...)
+		at := len(g.edges)
+		shared = append(shared, sharedEdges{r, at})
+		g.edges = r.appendEdges(g.edges) // (unpacks the last build's, build_final.go)
+		if r.packed != nil {
+			r.edges, r.packed = g.edges[at:len(g.edges):len(g.edges)], nil // (shareEdges reads its length)
+		}
 		st.Resolved += r.resolved
 		st.External += r.external
 		st.Unresolved += r.unresolved
@@ -134,7 +138,7 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 		fb.goHintAt, fb.goDisp, fb.goParamCalls, fb.argAsked = nil, nil, nil, nil
 	}
 	b.modules, b.top, b.members, b.bases, b.subs = nil, nil, nil, nil, nil
-	b.pyNames, b.extBase, b.defLoc, b.nodeByID = nil, nil, nil, nil
+	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
 	runtime.GC()

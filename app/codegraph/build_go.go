@@ -12,7 +12,7 @@ import (
 // platform and fb's is not (util_safe.go and util_unsafe.go, runtime's
 // per-OS files). Files are read only on such a conflict.
 func (b *builder) goPrefer(fb *fileBuild, prev string) bool {
-	loc, ok := b.defLoc[prev]
+	loc, ok := b.defAt(prev)
 	if !ok || loc.fb == fb {
 		return false
 	}

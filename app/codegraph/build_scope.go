@@ -231,8 +231,8 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 		if fb.fd.Defs[d].Receiver == "" {
 			continue // (the node lookups below are for Go methods only)
 		}
-		n := b.nodeByID[fb.ids[d]]
-		if p := b.nodeByID[n.Parent]; p != nil && p.Kind == KindClass {
+		n := b.node(fb.ids[d])
+		if p := b.node(n.Parent); p != nil && p.Kind == KindClass {
 			return p.ID, true
 		}
 	}

@@ -200,26 +200,22 @@ func (fb *fileBuild) addHint(k hintKey, typ string) {
 // their receiver types (copying a node whose parent changes: published nodes
 // are never modified).
 func (b *builder) tables(ordered []*fileBuild) {
-	// The two largest tables are made at their final size: grown by
-	// doubling, each left its smaller bucket arrays behind as garbage
-	// while every file's tables were held (pyenv: 330 k entries each).
-	nNodes, nDefs := len(b.pkgs)+16, 0
+	// The largest table is made at its final size: grown by doubling,
+	// it left its smaller bucket arrays behind as garbage while every
+	// file's tables were held (pyenv: 330 k entries).
+	nNodes := len(b.pkgs) + 16
 	for _, fb := range ordered {
 		nNodes += len(fb.nodes)
-		if fb.lang != nil {
-			nDefs += len(fb.fd.Defs)
-		}
 	}
 	b.modules = map[string][]*fileBuild{}
 	b.top = map[string]map[string]string{}
 	b.members = map[string]map[string]string{}
-	b.defLoc = make(map[string]defLocation, nDefs)
-	b.nodeByID = make(map[string]*Node, nNodes)
+	b.locs = make(map[string]defLocation, nNodes)
 	b.packages = map[string]map[string]string{}
 	b.requires = b.requires[:0]
 	for _, fb := range ordered {
-		for _, n := range fb.nodes {
-			b.nodeByID[n.ID] = n
+		for i, n := range fb.nodes {
+			b.locs[n.ID] = defLocation{fb, int32(i - 1)}
 		}
 		if fb.lang == nil {
 			b.addManifest(fb)
@@ -240,7 +236,6 @@ func (b *builder) tables(ordered []*fileBuild) {
 		}
 		for i, d := range fb.fd.Defs {
 			id := fb.ids[i]
-			b.defLoc[id] = defLocation{fb, int32(i)}
 			if d.Parent < 0 && d.Receiver == "" {
 				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) || (fam == "js" && b.jsPreferTop(prev, d)) {
 					top[d.Name] = id
@@ -261,8 +256,8 @@ func (b *builder) tables(ordered []*fileBuild) {
 func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 	for _, fb := range changed {
 		prev := old[fb.fd.Path]
-		for _, n := range fb.nodes {
-			b.nodeByID[n.ID] = n
+		for i, n := range fb.nodes {
+			b.locs[n.ID] = defLocation{fb, int32(i - 1)}
 		}
 		if fb.lang == nil {
 			continue
@@ -276,9 +271,6 @@ func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 				}
 			}
 			b.modules[mk] = fs
-		}
-		for i, id := range fb.ids {
-			b.defLoc[id] = defLocation{fb, int32(i)}
 		}
 		b.attachReceivers(fb)
 	}
@@ -327,7 +319,7 @@ func (b *builder) addManifest(fb *fileBuild) {
 			if b.pkgs[id] == nil {
 				b.pkgs[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
 			}
-			b.nodeByID[id] = b.pkgs[id]
+			b.locs[id] = defLocation{nil, -1} // b.pkgs[id]
 		}
 		b.requires = append(b.requires, Edge{From: fb.fileID, To: id, Kind: EdgeRequires})
 	}
@@ -363,8 +355,7 @@ func (b *builder) attachReceivers(fb *fileBuild) {
 		if n := fb.nodes[i+1]; n.Parent != want {
 			cp := *n
 			cp.Parent = want
-			fb.nodes[i+1] = &cp
-			b.nodeByID[cp.ID] = &cp
+			fb.nodes[i+1] = &cp // (what b.node returns)
 		}
 	}
 }

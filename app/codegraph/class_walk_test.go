@@ -41,7 +41,7 @@ func TestClassWalkVisit(t *testing.T) {
 // gives its override once, in breadth-first order, without the target.
 func TestDispatchTargetsDiamond(t *testing.T) {
 	b := newBuilder("", nil)
-	b.nodeByID = map[string]*Node{"A.m": {ID: "A.m", Kind: KindMethod, Name: "m"}}
+	setTestNodes(b, map[string]*Node{"A.m": {ID: "A.m", Kind: KindMethod, Name: "m"}})
 	b.bases = map[string][]string{"B": {"A"}, "C": {"A"}, "D": {"B", "C"}, "E": {"D"}}
 	b.subs = invertBases(b.bases)
 	b.members = map[string]map[string]string{

@@ -458,7 +458,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 
 // attr returns the values of attribute name of value v.
 func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
-	n := fe.b.nodeByID[v.id]
+	n := fe.b.node(v.id)
 	if n == nil || n.Kind != KindClass || v.elem {
 		return nil
 	}
@@ -469,7 +469,7 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 	found := false
 	selfName := "" // the key of self.name = v in a class's flow table, built once
 	fe.b.walkMRO(v.id, func(c string) bool {
-		loc, ok := fe.b.defLoc[c]
+		loc, ok := fe.b.defAt(c)
 		if !ok {
 			return true
 		}
@@ -510,7 +510,7 @@ func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 	var out []flowVal
 	for _, v := range vs {
-		n := fe.b.nodeByID[v.id]
+		n := fe.b.node(v.id)
 		if n == nil || v.elem {
 			continue
 		}
@@ -535,7 +535,7 @@ func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 
 // returns evaluates the results recorded for function id.
 func (fe *flowEval) returns(id string, depth int) []flowVal {
-	loc, ok := fe.b.defLoc[id]
+	loc, ok := fe.b.defAt(id)
 	if !ok || depth > maxFlowDepth {
 		if ok {
 			fe.cuts++
@@ -607,7 +607,7 @@ func (fe *flowEval) flowCallTargetsMay(fb *fileBuild, r refRec) ([]string, []boo
 				add(id, v)
 			}
 		default:
-			if n := fe.b.nodeByID[v.id]; n != nil && n.Kind != KindFile && n.Kind != KindPackage {
+			if n := fe.b.node(v.id); n != nil && n.Kind != KindFile && n.Kind != KindPackage {
 				add(v.id, v)
 			}
 		}
@@ -634,7 +634,7 @@ func invertBases(bases map[string][]string) map[string][]string {
 // dispatchTargets returns the methods overriding target (a method of a
 // class) in the subclasses of cls, the receiver's static class.
 func (b *builder) dispatchTargets(cls, target string) []string {
-	tn := b.nodeByID[target]
+	tn := b.node(target)
 	if tn == nil || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
 		return nil
 	}

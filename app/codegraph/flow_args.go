@@ -32,13 +32,13 @@ type pyArgIndex struct {
 	imported map[string]bool
 }
 
-// argSite is one refArg record: file and index into its references, and
-// the paths of the project files that file imports (only they can be the
-// callee's; paths, as an update replaces the objects of changed files).
+// argSite is one refArg record: file and index into its references. The
+// paths of the project files that file imports (only they can be the
+// callee's; paths, as an update replaces the objects of changed files) are
+// the file's argImports, shared by its sites (pyenv's stdlib: ≈ 1 M sites).
 type argSite struct {
-	fb      *fileBuild
-	cur     refCursor // where its reference is in fb.fd.Refs
-	imports *[]string // shared by the file's sites (a pointer: 16 bytes less per site)
+	fb  *fileBuild
+	cur refCursor // where its reference is in fb.argList()
 }
 
 // key identifies the site (siteTargets).
@@ -47,7 +47,7 @@ func (s argSite) key() argSiteKey { return argSiteKey{s.fb, s.cur.off} }
 // argSiteKey is an argSite without its imports (a map key).
 type argSiteKey struct {
 	fb  *fileBuild
-	off int32 // the reference's offset in fb.fd.Refs
+	off int32 // the reference's offset in fb.argList()
 }
 
 // calleeName returns the last name of a call's callee text ("a.b.f" → "f")
@@ -76,27 +76,81 @@ func (b *builder) argIndex() *pyArgIndex {
 	return x
 }
 
+// argIndexSplit builds the argument index of the last build
+// (builder.final) before its resolution starts, with each file's argument
+// records copied into a list of their own (fileBuild.argRefs) that the
+// sites point into: a file's references are then read by no other file,
+// and are dropped as soon as the file is resolved (finalTrim.done).
+func (b *builder) argIndexSplit() {
+	x := b.pyArgs
+	if x == nil {
+		return
+	}
+	x.once.Do(func() {
+		x.sites = map[string][]argSite{}
+		x.imported = map[string]bool{}
+		p := newRefPacker(0)
+		for _, fb := range b.ordered {
+			x.addSplit(b, fb, p)
+		}
+		// No site is added later: the lists' append slack goes.
+		for name, l := range x.sites {
+			if cap(l)-len(l) > len(l)/8 {
+				x.sites[name] = slices.Clone(l)
+			}
+		}
+	})
+}
+
+// argList is the list fb's argument sites point into: its argument
+// records alone once argIndexSplit copied them, else all its references.
+func (fb *fileBuild) argList() refList {
+	if fb.argSplit {
+		return fb.argRefs
+	}
+	return fb.fd.Refs
+}
+
 // add appends fb's argument sites to their lists.
 func (x *pyArgIndex) add(b *builder, fb *fileBuild) {
+	x.addSplit(b, fb, nil)
+}
+
+// addSplit is add; with p set, fb's argument records are also copied (with
+// p, as scratch) into fb.argRefs, and its sites point there.
+func (x *pyArgIndex) addSplit(b *builder, fb *fileBuild, p *refPacker) {
 	if fb.lang == nil || fb.lang.family != "python" {
 		return
 	}
-	var imps *[]string
+	if p != nil {
+		fb.argSplit = true // no sites: an empty list
+		p.reset(0)
+		defer func() {
+			if p.n > 0 {
+				fb.argRefs = p.list()
+			}
+		}()
+	}
+	fb.argImports = nil
+	found := false
 	for c := range fb.fd.Refs.KindCursors(refArg) {
 		r, _ := fb.fd.Refs.at(c)
 		_, name := calleeName(r.Object)
-		if imps == nil {
-			var paths []string
+		if !found {
+			found = true
 			for _, t := range b.flowDependents(fb) {
-				paths = append(paths, t.fd.Path)
+				fb.argImports = append(fb.argImports, t.fd.Path)
 				x.imported[t.fd.Path] = true
 			}
-			if paths == nil {
+			if fb.argImports == nil {
 				return // imports no project file: no site can reach one
 			}
-			imps = &paths
 		}
-		s := argSite{fb, c, imps}
+		if p != nil {
+			c = refCursor{off: int32(len(p.data)), prevLine: p.line}
+			p.add(r)
+		}
+		s := argSite{fb, c}
 		l := x.sites[name]
 		// By path, then position (as a fresh index lists them). A fresh
 		// index adds the files in path order, each site after the last.
@@ -176,7 +230,7 @@ func (fe *flowEval) crossParamValues(fb *fileBuild, f int32, name string, depth 
 	var cs []crossSite
 	for _, n := range names {
 		for _, s := range fe.argSites(n) {
-			r, _ := s.fb.fd.Refs.at(s.cur)
+			r, _ := s.fb.argList().at(s.cur)
 			slot, arg, ok := strings.Cut(r.Name, argSep)
 			if !ok || arg == "" {
 				continue
@@ -255,7 +309,7 @@ func (fe *flowEval) argSites(name string) []argSite {
 	for _, s := range idx.sites[name] {
 		if s.fb != last {
 			last = s.fb
-			in = s.fb.fd.Path != p && slices.Contains(*s.imports, p)
+			in = s.fb.fd.Path != p && slices.Contains(s.fb.argImports, p)
 		}
 		if in {
 			out = append(out, s)
@@ -290,7 +344,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 		if t == fid {
 			return true
 		}
-		n := fe.b.nodeByID[t]
+		n := fe.b.node(t)
 		if n == nil {
 			continue
 		}
@@ -308,7 +362,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 			}
 			// fid overrides t: a method of the same name in a subclass of
 			// cls (what dispatchTargets lists, without listing them all).
-			fn := fe.b.nodeByID[fid]
+			fn := fe.b.node(fid)
 			if fn == nil || fn.Kind != KindMethod || fn.Name != n.Name || fn.Parent == cls {
 				continue
 			}

@@ -78,7 +78,7 @@ func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
 			return id, out
 		}
 		if e := ev.ident(fb, r.Def, r.Name, 0); e.kind == geFunc {
-			if n := b.nodeByID[e.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+			if n := b.node(e.id); n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 				return e.id, outResolved
 			}
 		}
@@ -142,7 +142,7 @@ func (ev *goEval) classOf(t goTyp) (string, bool) {
 	cls, ext := ev.classOf1(t)
 	// A type alias (type A = B, type N = Box[int]) is its target type.
 	for i := 0; i < 4 && cls != ""; i++ {
-		n := ev.b.nodeByID[cls]
+		n := ev.b.node(cls)
 		if n == nil || !strings.HasPrefix(n.Signature, n.Name+" = ") {
 			break
 		}
@@ -188,7 +188,7 @@ func (ev *goEval) classOf1(t goTyp) (string, bool) {
 		}
 		switch bd.kind {
 		case bDef:
-			if n := ev.b.nodeByID[bd.id]; n != nil && n.Kind == KindClass {
+			if n := ev.b.node(bd.id); n != nil && n.Kind == KindClass {
 				return bd.id, false
 			}
 		case bExternal:
@@ -206,7 +206,7 @@ func (ev *goEval) classOf1(t goTyp) (string, bool) {
 	case bModule:
 		mk := modKey(t.fb.lang.family, bd.mod)
 		if id, ok := ev.b.top[mk][name]; ok {
-			if n := ev.b.nodeByID[id]; n != nil && n.Kind == KindClass {
+			if n := ev.b.node(id); n != nil && n.Kind == KindClass {
 				return id, false
 			}
 			return "", false
@@ -341,7 +341,7 @@ func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt 
 	if ok {
 		switch bd.kind {
 		case bDef:
-			n := ev.b.nodeByID[bd.id]
+			n := ev.b.node(bd.id)
 			if n == nil {
 				return goEnt{}
 			}
@@ -496,7 +496,7 @@ func (ev *goEval) nthResult(fb *fileBuild, scope int32, expr string, k, depth in
 	if fn.kind != geFunc {
 		return goEnt{ext: fn.ext}
 	}
-	loc, ok := ev.b.defLoc[fn.id]
+	loc, ok := ev.b.defAt(fn.id)
 	if !ok || loc.fb.hints == nil {
 		return goEnt{}
 	}
@@ -554,7 +554,7 @@ func (ev *goEval) selectEnt(fb *fileBuild, e goEnt, name string, depth int) goEn
 	case gePkg:
 		mk := modKey(fb.lang.family, e.key)
 		if id, ok := b.top[mk][name]; ok {
-			if n := b.nodeByID[id]; n != nil && n.Kind == KindClass {
+			if n := b.node(id); n != nil && n.Kind == KindClass {
 				return goEnt{kind: geType, typ: goTyp{cls: id}}
 			}
 			return goEnt{kind: geFunc, id: id}
@@ -589,7 +589,7 @@ func (b *builder) goField(cls, name string) (goTyp, bool) {
 	queue := []string{cls}
 	for i := 0; i < len(queue); i++ {
 		c := queue[i]
-		if loc, ok := b.defLoc[c]; ok && loc.fb.hints != nil {
+		if loc, ok := b.defAt(c); ok && loc.fb.hints != nil {
 			if ts, ok := loc.fb.hintsAt(loc.idx, true, "self."+name); ok {
 				return goTyp{fb: loc.fb, scope: loc.idx, expr: ts[0]}, true
 			}
@@ -609,7 +609,7 @@ func (b *builder) goField(cls, name string) (goTyp, bool) {
 func (ev *goEval) call(fb *fileBuild, def int32, e goEnt, args string, depth int) goEnt {
 	switch e.kind {
 	case geFunc:
-		loc, ok := ev.b.defLoc[e.id]
+		loc, ok := ev.b.defAt(e.id)
 		if !ok || loc.fb.hints == nil {
 			return goEnt{}
 		}
@@ -721,7 +721,7 @@ func (ev *goEval) underlying(t goTyp) goTyp {
 	if cls == "" {
 		return t
 	}
-	loc, ok := ev.b.defLoc[cls]
+	loc, ok := ev.b.defAt(cls)
 	if !ok || loc.fb.hints == nil {
 		return t
 	}

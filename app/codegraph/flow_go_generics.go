@@ -52,7 +52,7 @@ func (ev *goEval) goTypeParam(fb *fileBuild, name string, scope int32) (string, 
 		if !ok {
 			continue
 		}
-		loc, ok := ev.b.defLoc[cls]
+		loc, ok := ev.b.defAt(cls)
 		if !ok {
 			continue
 		}

@@ -337,7 +337,7 @@ func (b *builder) jsThisIn(fb *fileBuild, d int32, name string) (string, bool) {
 // from prev: a declaration (function sendfile(…)) over a function assigned
 // to a property (res.sendfile = function (…)), which binds no variable.
 func (b *builder) jsPreferTop(prev string, d defRec) bool {
-	loc, ok := b.defLoc[prev]
+	loc, ok := b.defAt(prev)
 	if !ok {
 		return false
 	}

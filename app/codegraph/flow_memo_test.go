@@ -11,12 +11,12 @@ import (
 // (D derives from B and C, both from A) and a method n only C defines.
 func diamondBuilder() *builder {
 	b := newBuilder("", nil)
-	b.nodeByID = map[string]*Node{
+	setTestNodes(b, map[string]*Node{
 		"A.m": {ID: "A.m", Kind: KindMethod, Name: "m"},
 		"B.m": {ID: "B.m", Kind: KindMethod, Name: "m"},
 		"D.m": {ID: "D.m", Kind: KindMethod, Name: "m"},
 		"C.n": {ID: "C.n", Kind: KindMethod, Name: "n"},
-	}
+	})
 	b.bases = map[string][]string{"B": {"A"}, "C": {"A"}, "D": {"B", "C"}}
 	b.subs = invertBases(b.bases)
 	b.members = map[string]map[string]string{

@@ -73,7 +73,7 @@ func isPyPropertySig(sig string) bool {
 
 // pyProperty reports that definition id is a property getter.
 func (b *builder) pyProperty(id string) bool {
-	loc, ok := b.defLoc[id]
+	loc, ok := b.defAt(id)
 	if !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
 		return false
 	}
@@ -83,7 +83,7 @@ func (b *builder) pyProperty(id string) bool {
 
 // pySetter returns the @name.setter method declared next to getter id.
 func (b *builder) pySetter(getter string) (string, bool) {
-	loc, ok := b.defLoc[getter]
+	loc, ok := b.defAt(getter)
 	if !ok {
 		return "", false
 	}
@@ -234,7 +234,7 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 	}
 	for _, t := range fe.valueCallTargets(fe.expr(fb, r.Def, e, 0)) {
 		res.addEdge(src, t, EdgeCalls, r.Line)
-		if n := b.nodeByID[t]; n != nil && n.Kind == KindClass {
+		if n := b.node(t); n != nil && n.Kind == KindClass {
 			if init, ok := b.member(t, "__init__", false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
 			}
@@ -256,7 +256,7 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 				out = append(out, id)
 			}
 		default:
-			if n := fe.b.nodeByID[v.id]; n != nil && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !slices.Contains(out, v.id) {
+			if n := fe.b.node(v.id); n != nil && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -321,7 +321,7 @@ func (fe *flowEval) classExpr(fb *fileBuild, scope int32, obj string) bool {
 	if out != outResolved {
 		return false
 	}
-	n := fe.b.nodeByID[id]
+	n := fe.b.node(id)
 	return n != nil && n.Kind == KindClass
 }
 
@@ -432,7 +432,7 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 			out = addVals(out, fe.attr(v, lit, depth+1)...)
 			continue
 		}
-		n := fe.b.nodeByID[v.id]
+		n := fe.b.node(v.id)
 		if v.elem || n == nil || n.Kind != KindClass {
 			continue
 		}

@@ -82,7 +82,7 @@ func (b *builder) pyCallProperty(fe *flowEval, fb *fileBuild, r refRec, src, get
 	if !shadowed && !bySubs {
 		return false
 	}
-	name := b.nodeByID[getter].Name
+	name := b.node(getter).Name
 	var vals []flowVal
 	if shadowed {
 		vals = fe.attr(flowVal{id: cls, inst: true}, name, 0)
@@ -90,7 +90,7 @@ func (b *builder) pyCallProperty(fe *flowEval, fb *fileBuild, r refRec, src, get
 		vals = fe.pySubclassAttr(flowVal{id: cls, inst: true}, name, 0)
 	}
 	for _, v := range vals {
-		n := b.nodeByID[v.id]
+		n := b.node(v.id)
 		if n == nil || v.elem {
 			continue
 		}
@@ -119,7 +119,7 @@ func (b *builder) pyCallProperty(fe *flowEval, fb *fileBuild, r refRec, src, get
 // attribute; bySubs, every leaf subclass of cls reaches such a class
 // attribute first (the getter is a placeholder of an abstract base).
 func (b *builder) pyGetterShadowed(cls, getter string) (shadowed, bySubs bool) {
-	gn := b.nodeByID[getter]
+	gn := b.node(getter)
 	if gn == nil {
 		return false, false
 	}
@@ -131,7 +131,7 @@ func (b *builder) pyGetterShadowed(cls, getter string) (shadowed, bySubs bool) {
 			if _, ok := b.members[k][gn.Name]; ok {
 				return false // the getter, or an override of it: it dispatches
 			}
-			if loc, ok := b.defLoc[k]; ok {
+			if loc, ok := b.defAt(k); ok {
 				if _, ok := loc.fb.flowAt(loc.idx, true, "self."+gn.Name); ok {
 					other = true
 					return false
@@ -206,7 +206,7 @@ func (b *builder) pyCallShapes(fe *flowEval, fb *fileBuild, r refRec, src, targe
 		if !ok || m == target {
 			continue
 		}
-		if n := b.nodeByID[m]; n != nil && n.Kind == KindMethod {
+		if n := b.node(m); n != nil && n.Kind == KindMethod {
 			res.addEdge(src, m, EdgeDispatches, r.Line)
 			added = true
 		}
@@ -230,7 +230,7 @@ func (fe *flowEval) pyPartners() map[string][]pyPartner {
 		for _, item := range splitTop(r.Object[1 : len(r.Object)-1]) {
 			var set []string
 			for _, v := range fe.expr(fb, r.Def, strings.TrimSpace(item), 0) {
-				if n := fe.b.nodeByID[v.id]; n != nil && n.Kind == KindClass && !v.inst && !v.elem && !slices.Contains(set, v.id) {
+				if n := fe.b.node(v.id); n != nil && n.Kind == KindClass && !v.inst && !v.elem && !slices.Contains(set, v.id) {
 					set = append(set, v.id)
 				}
 			}

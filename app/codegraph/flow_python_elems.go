@@ -28,7 +28,7 @@ func (fe *flowEval) pyContainerClass(cls string) bool {
 	}
 	found := false
 	fe.b.walkMRO(cls, func(c string) bool {
-		loc, ok := fe.b.defLoc[c]
+		loc, ok := fe.b.defAt(c)
 		if !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
 			return true
 		}

@@ -259,7 +259,7 @@ func (b *builder) pyConvert(fe *flowEval, src string, v flowVal, name string, li
 	m, ok := b.member(v.id, name, false)
 	if !ok && name == "__str__" {
 		for _, a := range fe.attr(flowVal{id: v.id}, name, 0) {
-			if n := b.nodeByID[a.id]; n != nil && n.Kind == KindMethod && !a.inst && !a.elem && !a.may {
+			if n := b.node(a.id); n != nil && n.Kind == KindMethod && !a.inst && !a.elem && !a.may {
 				m, ok = a.id, true
 				break
 			}
@@ -292,7 +292,7 @@ func (b *builder) pyOutsideBase(cls string) bool {
 	found := false
 	b.walkMRO(cls, func(c string) bool {
 		found = b.extBase[c]
-		if loc, ok := b.defLoc[c]; ok && !found {
+		if loc, ok := b.defAt(c); ok && !found {
 			// Built-in bases (str, Exception) are not in extBase.
 			n := 0
 			for _, r := range loc.fb.inherits {

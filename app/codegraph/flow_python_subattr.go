@@ -17,7 +17,7 @@ func (fe *flowEval) pySubclassAttr(v flowVal, name string, depth int) []flowVal 
 	if len(b.subs[v.id]) == 0 || depth > maxFlowDepth {
 		return nil
 	}
-	if loc, ok := b.defLoc[v.id]; !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
+	if loc, ok := b.defAt(v.id); !ok || loc.fb.lang == nil || loc.fb.lang.family != "python" {
 		return nil
 	}
 	var out []flowVal
@@ -80,7 +80,7 @@ func (b *builder) subclassWalk(cls string) []string {
 // pySetsAttr reports that class c itself sets attribute name: what
 // pyOwnAttr reads (a member, or a self.name assignment in its methods).
 func (b *builder) pySetsAttr(c, name string) bool {
-	loc, ok := b.defLoc[c]
+	loc, ok := b.defAt(c)
 	if !ok {
 		return false
 	}
@@ -96,7 +96,7 @@ func (b *builder) pySetsAttr(c, name string) bool {
 // sets it.
 func (fe *flowEval) pyOwnAttr(c string, inst bool, name string, depth int) ([]flowVal, bool) {
 	b := fe.b
-	loc, ok := b.defLoc[c]
+	loc, ok := b.defAt(c)
 	if !ok {
 		return nil, false
 	}
@@ -127,7 +127,7 @@ func (b *builder) walkSubclassMethods(cls, name string) []string {
 	var out []string
 	for _, s := range b.subclassWalk(cls) {
 		if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
-			if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
+			if n := b.node(id); n != nil && n.Kind == KindMethod {
 				out = append(out, id)
 			}
 		}

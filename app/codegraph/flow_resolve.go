@@ -52,7 +52,7 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 		}
 	}
 	for i, t := range targets {
-		n := b.nodeByID[t]
+		n := b.node(t)
 		if n == nil {
 			continue
 		}
@@ -117,7 +117,7 @@ func (b *builder) flowDependents(fb *fileBuild) []*fileBuild {
 // paramSlot names the parameter of callee (a definition node) that
 // argument slot (a position or a keyword) binds; shift skips self.
 func (b *builder) paramSlot(callee, slot string, bound bool) (defLocation, string, bool) {
-	loc, ok := b.defLoc[callee]
+	loc, ok := b.defAt(callee)
 	if !ok || loc.fb.facts == nil {
 		return loc, "", false
 	}
@@ -184,9 +184,9 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
-		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.nodeByID[src] != nil && b.nodeByID[src].Kind != KindFile {
+		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.node(src) != nil && b.node(src).Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
-				if n := b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				if n := b.node(v.id); !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
 				}
 			}
@@ -195,7 +195,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	}
 	var vals []flowVal
 	for _, c := range callees {
-		if n := b.nodeByID[c]; n != nil && n.Kind == KindClass {
+		if n := b.node(c); n != nil && n.Kind == KindClass {
 			init, ok := b.member(c, ctorName(fb.lang), false)
 			if !ok {
 				continue
@@ -222,7 +222,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			}
 			from := loc.fb.ids[u.caller]
 			for _, v := range vals {
-				n := b.nodeByID[v.id]
+				n := b.node(v.id)
 				if n == nil || v.elem {
 					continue
 				}
@@ -253,14 +253,14 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 // wrappers returns the functions the decorators of function id return
 // (the wrapper a call of a decorated function really runs).
 func (fe *flowEval) wrappers(id string) []string {
-	loc, ok := fe.b.defLoc[id]
+	loc, ok := fe.b.defAt(id)
 	if !ok || loc.fb.facts == nil {
 		return nil
 	}
 	var out []string
 	for _, d := range loc.fb.facts.decos[loc.idx] {
 		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
-			if n := fe.b.nodeByID[v.id]; !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
+			if n := fe.b.node(v.id); !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -314,7 +314,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 		}
 	}
 	for _, v := range fe.topExpr(fb, r.Def, r.Object) {
-		n := b.nodeByID[v.id]
+		n := b.node(v.id)
 		if n == nil || n.Kind != KindClass || v.elem {
 			continue
 		}
@@ -456,14 +456,14 @@ func (fe *flowEval) typeCallback(fb *fileBuild, r refRec, slot, params string, c
 	}
 	names := sigParams(params, "")
 	for _, c := range callees {
-		if cn := fe.b.nodeByID[c]; cn != nil && cn.Kind == KindClass {
+		if cn := fe.b.node(c); cn != nil && cn.Kind == KindClass {
 			ctor, ok := fe.b.member(c, ctorName(fb.lang), false)
 			if !ok {
 				continue
 			}
 			c = ctor
 		}
-		loc, ok := fe.b.defLoc[c]
+		loc, ok := fe.b.defAt(c)
 		if !ok {
 			continue
 		}
@@ -661,7 +661,7 @@ func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	if out != outResolved {
 		return false
 	}
-	n := fe.b.nodeByID[id]
+	n := fe.b.node(id)
 	return n != nil && n.Kind == KindClass
 }
 
@@ -669,7 +669,7 @@ func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 // constructor) and, for a method called on a receiver, to the overrides
 // in subclasses of the receiver's class (a call there may dispatch to them).
 func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
-	n := fe.b.nodeByID[id]
+	n := fe.b.node(id)
 	if n == nil {
 		return
 	}
@@ -690,7 +690,7 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 		ids = append(ids, fe.b.dispatchTargets(cls, id)...)
 	}
 	for _, c := range ids {
-		if loc, ok := fe.b.defLoc[c]; ok && loc.fb == fb {
+		if loc, ok := fe.b.defAt(c); ok && loc.fb == fb {
 			fe.calledWith[c] = append(fe.calledWith[c], r)
 		}
 	}

@@ -94,7 +94,7 @@ func (b *builder) goMethodSet(cls string) map[string]string {
 		c := queue[i]
 		for name, id := range b.members[c] {
 			if _, ok := ms[name]; !ok {
-				if n := b.nodeByID[id]; n != nil && n.Kind == KindMethod {
+				if n := b.node(id); n != nil && n.Kind == KindMethod {
 					ms[name] = id
 				}
 			}
@@ -144,7 +144,7 @@ func (b *builder) goImplements(ordered []*fileBuild) *goImpls {
 			if d.Kind != KindClass {
 				continue
 			}
-			if isGoInterface(b.nodeByID[fb.ids[i]]) {
+			if isGoInterface(b.node(fb.ids[i])) {
 				ifaces = append(ifaces, fb.ids[i])
 			} else {
 				types = append(types, fb.ids[i])
@@ -159,7 +159,7 @@ func (b *builder) goImplements(ordered []*fileBuild) *goImpls {
 		in, out int
 	}
 	sigOf := func(id, name string) (sigKey, bool) {
-		n := b.nodeByID[id]
+		n := b.node(id)
 		if n == nil {
 			return sigKey{}, false
 		}
@@ -246,12 +246,12 @@ func (gi *goImpls) dispatch(b *builder, fb *fileBuild) []Edge {
 		if e.Kind != EdgeCalls {
 			continue
 		}
-		m := b.nodeByID[e.To]
+		m := b.node(e.To)
 		if m == nil || m.Kind != KindMethod {
 			continue
 		}
 		in := m.Parent
-		if !isGoInterface(b.nodeByID[in]) {
+		if !isGoInterface(b.node(in)) {
 			continue
 		}
 		ts := impls[in]
