@@ -213,7 +213,12 @@ func newExtractor(l *language) (*extractor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile %s query: %w", l.name, err)
 	}
-	return extractorOf(l, r), nil
+	e, err := extractorOf(l, r)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return e, nil
 }
 
 // newSharedExtractor returns an extractor running q, l's compiled query,
@@ -223,12 +228,20 @@ func newSharedExtractor(l *language, q *compiledQuery) (*extractor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s parser: %w", l.name, err)
 	}
-	return extractorOf(l, r), nil
+	e, err := extractorOf(l, r)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return e, nil
 }
 
-func extractorOf(l *language, r *tsRunner) *extractor {
+// extractorOf returns the extractor of runner r, whose query is l's: the
+// roles of its captures, and its filters and children rules set on r.
+func extractorOf(l *language, r *tsRunner) (*extractor, error) {
 	roles := make([]captureRole, len(r.q.names))
 	var only [][]uint16
+	var kids [][]kidRule
 	for i, n := range r.q.names {
 		role, ok := roleNames[n]
 		if types, isFilter := l.captureTypes[n]; isFilter && !ok {
@@ -238,12 +251,56 @@ func extractorOf(l *language, r *tsRunner) *extractor {
 			only[i] = captureSymbols(r.q, types)
 			role = roleNames[n[:max(strings.LastIndexByte(n, '.'), 0)]]
 		}
+		if rules, ok := l.captureKids[n]; ok {
+			if kids == nil {
+				kids = make([][]kidRule, len(r.q.names))
+			}
+			var err error
+			if kids[i], err = captureKidRules(r.q, rules); err != nil {
+				return nil, fmt.Errorf("%s capture %s: %w", l.name, n, err)
+			}
+		}
 		roles[i] = role
 	}
 	if only != nil {
 		r.setOnly(only)
 	}
-	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}
+	if kids != nil {
+		if err := r.setKids(kids); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+	}
+	return &extractor{lang: l, run: r, roles: roles, maxDefs: maxFileDefs, maxRefs: maxFileRefs}, nil
+}
+
+// captureKidRules resolves children rules ("(outer)", "(outer) (inner)",
+// see language.captureKids) to grammar symbols; a type the grammar lacks is
+// an error (a match would otherwise be reported as it is).
+func captureKidRules(q *compiledQuery, rules []string) ([]kidRule, error) {
+	out := make([]kidRule, 0, len(rules))
+	for _, rule := range rules {
+		f := strings.Fields(rule)
+		if len(f) == 0 || len(f) > 2 {
+			return nil, fmt.Errorf("children rule %q: want one or two node types", rule)
+		}
+		var k kidRule
+		for j, t := range f {
+			if !strings.HasPrefix(t, "(") || !strings.HasSuffix(t, ")") {
+				return nil, fmt.Errorf("children rule %q: %q is not a named node type", rule, t)
+			}
+			s := q.symbol(strings.Trim(t, "()"), true)
+			if s == 0 {
+				return nil, fmt.Errorf("children rule %q: no node type %s in the grammar", rule, t)
+			}
+			if j == 0 {
+				k.outer = s
+			} else {
+				k.inner = s
+			}
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // captureSymbols resolves a filter's node types ("(identifier)", `"=="`) to

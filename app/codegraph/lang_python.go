@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/smacker/go-tree-sitter/python"
@@ -46,8 +47,8 @@ const pythonQuery = `
 
 (assignment left: (identifier) @name right: [(identifier) (attribute)] @object) @ref.value
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(identifier) (attribute)] @object) @ref.value
-(assignment left: (identifier) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
+(assignment left: (identifier) @name right: (_) @object.pops) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (_) @object.ops2) @ref.value
 (call function: (_) @object.ref arguments: (argument_list (_) @name.ref) @body) @ref.arg
 (call function: (_) @object.ref arguments: (argument_list (keyword_argument name: (identifier) @alias value: (_) @name.ref))) @ref.arg
 (assignment left: (pattern_list . (identifier) @name) right: (expression_list . [(identifier) (attribute)] @object)) @ref.value
@@ -61,7 +62,7 @@ const pythonQuery = `
 (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (assignment left: (pattern_list) @name right: (call) @object) @ref.value
-(return_statement [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)]) @ref.value
+(return_statement (_) @object.ops) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
 (for_statement "for" @name right: (_) @object.iterable) @ref.implicit
 (for_in_clause "for" @name right: (_) @object.iterable) @ref.implicit
@@ -124,6 +125,18 @@ var (
 	pyOperandTypes = []string{"(identifier)", "(attribute)", "(call)", "(subscript)"}
 )
 
+// pythonQuery's children captures (language.captureKids): the operands of
+// `a or b` and `a if c else b` (`ops`: what `[(boolean_operator (_) @object)
+// (conditional_expression (_) @object)]` finds), also inside parentheses
+// (`ops2`: plus `(parenthesized_expression [(boolean_operator (_) @object)
+// (conditional_expression (_) @object)])`), and also what the parentheses
+// hold (`pops`: plus `(parenthesized_expression (_) @object)`).
+var (
+	pyOps  = []string{"(boolean_operator)", "(conditional_expression)"}
+	pyOps2 = append(slices.Clip(pyOps), "(parenthesized_expression) (boolean_operator)", "(parenthesized_expression) (conditional_expression)")
+	pyPops = append(slices.Clip(pyOps2), "(parenthesized_expression)")
+)
+
 // newPython returns the Python language rules.
 func newPython() *language {
 	return &language{
@@ -134,6 +147,9 @@ func newPython() *language {
 		query:   pythonQuery,
 		captureTypes: map[string][]string{
 			"object.ref":      pyRefTypes,
+			"object.ops":      pyRefTypes,
+			"object.ops2":     pyRefTypes,
+			"object.pops":     pyRefTypes,
 			"name.ref":        pyRefTypes,
 			"object.operand":  pyOperandTypes,
 			"check.operand":   pyOperandTypes,
@@ -151,8 +167,9 @@ func newPython() *language {
 			"name.binop":      {`"+"`, `"-"`, `"*"`, `"/"`, `"//"`, `"%"`, `"&"`, `"|"`, `"^"`, `"<<"`, `">>"`, `"**"`, `"@"`},
 			"name.augop":      {`"+="`, `"-="`, `"*="`, `"/="`, `"//="`, `"%="`, `"&="`, `"|="`, `"^="`, `"<<="`, `">>="`, `"**="`, `"@="`},
 		},
-		selfNames: []string{"self", "cls"},
-		builtins:  setOf(pythonBuiltins),
+		captureKids: map[string][]string{"object.ops": pyOps, "object.ops2": pyOps2, "object.pops": pyPops},
+		selfNames:   []string{"self", "cls"},
+		builtins:    setOf(pythonBuiltins),
 		envObjects: setOf("os.environ os.environ.get os.getenv getenv environ environ.get " +
 			"os.environ.setdefault os.environb"),
 		cleanDoc:    cleanPyDoc,
