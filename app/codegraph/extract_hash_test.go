@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"math/rand"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +58,53 @@ func TestHashDefs(t *testing.T) {
 				if d.Hash != h.Sum64() {
 					t.Fatalf("%d defs: hash of [%d,%d) = %x, want %x", n, d.Start, d.End, d.Hash, h.Sum64())
 				}
+			}
+		}
+	}
+}
+
+// TestCollapseSpace: collapseSpace is strings.Join(strings.Fields(s), " "),
+// for ASCII (its own loop) and non-ASCII text (Fields' Unicode spaces).
+func TestCollapseSpace(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	srcs := []string{"", " ", "a", " a ", "def f(a,\n\t b):\n    ", "a\u00a0b", "é  x", "\u0085a b\u2003c", "a\v\fb\r\n"}
+	for i := 0; i < 500; i++ {
+		b := make([]byte, rng.Intn(40))
+		for j := range b {
+			b[j] = "ab \t\n\r\v\f("[rng.Intn(9)]
+		}
+		srcs = append(srcs, string(b))
+	}
+	for _, s := range srcs {
+		want := strings.Join(strings.Fields(s), " ")
+		if got := collapseSpace(s); got != want {
+			t.Fatalf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestLineAndEnclosingSearch: lineIndex.line and enclosing find what
+// sort.Search finds.
+func TestLineAndEnclosingSearch(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for trial := 0; trial < 100; trial++ {
+		li := lineIndex{0}
+		var defs []defRec
+		for k := 0; k < rng.Intn(30); k++ {
+			li = append(li, li[len(li)-1]+uint32(1+rng.Intn(20)))
+			defs = append(defs, defRec{Start: li[len(li)-1], End: li[len(li)-1] + uint32(rng.Intn(10)), Parent: -1})
+		}
+		for off := uint32(0); off < li[len(li)-1]+30; off++ {
+			if got, want := li.line(off), int32(sort.Search(len(li), func(i int) bool { return li[i] > off })); got != want {
+				t.Fatalf("line(%d) = %d, want %d (%v)", off, got, want, li)
+			}
+			i := sort.Search(len(defs), func(i int) bool { return defs[i].Start > off }) - 1
+			want := int32(-1)
+			if i >= 0 && defs[i].End > off {
+				want = int32(i)
+			}
+			if got := enclosing(defs, off); got != want {
+				t.Fatalf("enclosing(%d) = %d, want %d", off, got, want)
 			}
 		}
 	}
