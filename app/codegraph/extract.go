@@ -357,10 +357,12 @@ type capture struct {
 	start, end uint32
 }
 
-// extract parses src and fills fd's definitions, references and imports.
-// kt, when not nil, is the file's kept syntax tree: the parse is incremental
-// from it and it is updated to the new tree (see tsRunner.run).
-func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *keptTree) error {
+// extract parses src and fills fd's definitions, references and imports,
+// and with sum fd.Sum, src's hash (FNV-1a), computed along with the
+// definitions' (see hashDefs). kt, when not nil, is the file's kept syntax
+// tree: the parse is incremental from it and it is updated to the new tree
+// (see tsRunner.run).
+func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *keptTree, sum bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -665,7 +667,11 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	})
 	var inner map[uint32]int
 	fd.Defs, inner = dedupDefs(fd.Defs)
-	hashDefs(src, fd.Defs)
+	if sum {
+		fd.Sum = hashDefs(src, fd.Defs, true)
+	} else {
+		hashDefs(src, fd.Defs, false)
+	}
 	var stack []int32
 	for i := range fd.Defs {
 		d := &fd.Defs[i]

@@ -3,33 +3,50 @@ package codegraph
 import "slices"
 
 // hashDefs sets every definition's Hash to the FNV-1a (64-bit) hash of its
-// source, src[Start:End], as hash/fnv computes it.
+// source, src[Start:End], as hash/fnv computes it, and with file returns that
+// of the whole of src (0 without).
 //
 // FNV-1a is one multiply per byte, each waiting for the previous one, and a
 // definition's range holds those of the definitions nested in it, so a file's
 // definitions hash several times its size. Four ranges are hashed side by
 // side (four independent multiply chains, which the processor overlaps),
-// longest first so that the four of a group are of similar length.
-func hashDefs(src []byte, defs []defRec) {
-	order := make([]int32, len(defs))
+// longest first so that the four of a group are of similar length; the file
+// itself is one more range.
+func hashDefs(src []byte, defs []defRec, file bool) uint64 {
+	// Ranges 0..len(defs)-1 are the definitions', len(defs) the file's.
+	n := len(defs)
+	rangeOf := func(i int32) []byte {
+		if int(i) == len(defs) {
+			return src
+		}
+		return src[defs[i].Start:defs[i].End]
+	}
+	if file {
+		n++
+	}
+	order := make([]int32, n)
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return int(defs[b].End-defs[b].Start) - int(defs[a].End-defs[a].Start)
-	})
+	slices.SortFunc(order, func(a, b int32) int { return len(rangeOf(b)) - len(rangeOf(a)) })
+	sums := make([]uint64, n)
 	i := 0
-	for ; i+4 <= len(order); i += 4 {
-		d0, d1, d2, d3 := &defs[order[i]], &defs[order[i+1]], &defs[order[i+2]], &defs[order[i+3]]
-		s0, s1, s2, s3 := src[d0.Start:d0.End], src[d1.Start:d1.End], src[d2.Start:d2.End], src[d3.Start:d3.End]
-		n := min(len(s0), len(s1), len(s2), len(s3))
-		h0, h1, h2, h3 := fnv4(s0[:n], s1[:n], s2[:n], s3[:n])
-		d0.Hash, d1.Hash, d2.Hash, d3.Hash = fnvRest(h0, s0[n:]), fnvRest(h1, s1[n:]), fnvRest(h2, s2[n:]), fnvRest(h3, s3[n:])
+	for ; i+4 <= n; i += 4 {
+		s0, s1, s2, s3 := rangeOf(order[i]), rangeOf(order[i+1]), rangeOf(order[i+2]), rangeOf(order[i+3])
+		k := min(len(s0), len(s1), len(s2), len(s3))
+		h0, h1, h2, h3 := fnv4(s0[:k], s1[:k], s2[:k], s3[:k])
+		sums[order[i]], sums[order[i+1]], sums[order[i+2]], sums[order[i+3]] = fnvRest(h0, s0[k:]), fnvRest(h1, s1[k:]), fnvRest(h2, s2[k:]), fnvRest(h3, s3[k:])
 	}
-	for ; i < len(order); i++ {
-		d := &defs[order[i]]
-		d.Hash = fnvRest(fnvOffset64, src[d.Start:d.End])
+	for ; i < n; i++ {
+		sums[order[i]] = fnvRest(fnvOffset64, rangeOf(order[i]))
 	}
+	for i := range defs {
+		defs[i].Hash = sums[i]
+	}
+	if file {
+		return sums[len(defs)]
+	}
+	return 0
 }
 
 // fnv4 returns the FNV-1a hashes of a0..a3, which have the same length. A

@@ -3,10 +3,13 @@ package codegraph
 import (
 	"hash/fnv"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNewLineIndex: the line starts are those a loop over every byte finds.
@@ -34,8 +37,9 @@ func TestNewLineIndex(t *testing.T) {
 }
 
 // TestHashDefs: every definition's hash is hash/fnv's FNV-1a of its range,
-// whatever the number of definitions (groups of four and the rest) and their
-// lengths (empty, equal, nested, very different).
+// and the file's (when asked) that of the whole source, whatever the number
+// of definitions (groups of four and the rest) and their lengths (empty,
+// equal, nested, very different, longer or shorter than the file's).
 func TestHashDefs(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	src := make([]byte, 5000)
@@ -51,10 +55,16 @@ func TestHashDefs(t *testing.T) {
 				}
 				defs[i] = defRec{Start: s, End: e}
 			}
-			hashDefs(src, defs)
+			file := src[:rng.Intn(len(src))]
+			got := hashDefs(file, clampDefs(defs, len(file)), trial%2 == 0)
+			h := fnv.New64a()
+			h.Write(file)
+			if want := h.Sum64(); trial%2 == 0 && got != want || trial%2 == 1 && got != 0 {
+				t.Fatalf("%d defs: file hash %x, want %x (asked: %v)", n, got, want, trial%2 == 0)
+			}
 			for _, d := range defs {
 				h := fnv.New64a()
-				h.Write(src[d.Start:d.End])
+				h.Write(file[d.Start:d.End])
 				if d.Hash != h.Sum64() {
 					t.Fatalf("%d defs: hash of [%d,%d) = %x, want %x", n, d.Start, d.End, d.Hash, h.Sum64())
 				}
@@ -107,5 +117,55 @@ func TestLineAndEnclosingSearch(t *testing.T) {
 				t.Fatalf("enclosing(%d) = %d, want %d", off, got, want)
 			}
 		}
+	}
+}
+
+// clampDefs cuts defs' ranges to a source of n bytes.
+func clampDefs(defs []defRec, n int) []defRec {
+	for i := range defs {
+		defs[i].Start, defs[i].End = min(defs[i].Start, uint32(n)), min(defs[i].End, uint32(n))
+	}
+	return defs
+}
+
+// TestIndexFileSums: a cold index without a cache (whose source files'
+// hashes extract computes with their definitions) and one with a cache (where
+// processOne hashes first, to compare) record the same content hash,
+// hash/fnv's FNV-1a of the file, for source files and manifests alike.
+func TestIndexFileSums(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"a.py":             "class A:\n    def f(self):\n        return 1\n\n\ndef g():\n    pass\n",
+		"b.py":             "",
+		"pkg/c.py":         "import os\nx = os.environ.get('X')\n",
+		"requirements.txt": "requests\n",
+	}
+	for name, src := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, noCache := range []bool{true, false} {
+		p := openBounded(t, root, Options{NoCache: noCache}, 60*time.Second)
+		seen := 0
+		for name, src := range files {
+			fd := p.files[name]
+			if fd == nil {
+				continue
+			}
+			seen++
+			h := fnv.New64a()
+			h.Write([]byte(src))
+			if fd.Sum != h.Sum64() {
+				t.Errorf("NoCache %v: %s sum %x, want %x", noCache, name, fd.Sum, h.Sum64())
+			}
+		}
+		if seen < 3 {
+			t.Errorf("NoCache %v: only %d of the files indexed", noCache, seen)
+		}
+		p.Close()
 	}
 }

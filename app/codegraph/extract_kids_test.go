@@ -96,7 +96,7 @@ func kidsRefs(t *testing.T, l *language, src []byte) []string {
 	}
 	defer ex.Close()
 	fd := &fileData{Path: "k.py", Lang: "python"}
-	if err := ex.extract(context.Background(), src, fd, nil); err != nil {
+	if err := ex.extract(context.Background(), src, fd, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
