@@ -51,6 +51,7 @@ extern bool ts_node_is_named(TSNode);
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 extern TSTreeCursor ts_tree_cursor_new(TSNode);
 extern void ts_tree_cursor_delete(TSTreeCursor *);
+extern void ts_tree_cursor_reset(TSTreeCursor *, TSNode);
 extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
 extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
@@ -72,10 +73,12 @@ typedef struct {
 	// of capture id (see cl_kids), kids_n the ids covered (NULL: none).
 	const uint16_t *kids;
 	uint32_t kids_n;
+	TSTreeCursor kid_cursor; // cl_kids' (when kid_cursor_set), reset for each node
+	int kid_cursor_set;
 } cl_result;
 
 // CL_KID_MAX is how many children rules one capture may have.
-#define CL_KID_MAX 8
+#define CL_KID_MAX 16
 
 // cl_keep_node reports whether node n passes capture id's filter.
 static int cl_keep_node(const cl_result *r, uint32_t id, TSNode n) {
@@ -139,24 +142,33 @@ static int cl_kids(cl_result *r, const TSQueryMatch *m, int k) {
 	const uint16_t *rule = r->kids + id * CL_KID_MAX * 2;
 	TSNode n = m->captures[k].node;
 	uint16_t sym = ts_node_symbol(n);
+	// A tree cursor, not ts_node_child(n, i): that costs O(i), which would
+	// make an argument list of many arguments quadratic.
+	TSTreeCursor *tc = &r->kid_cursor;
 	for (int j = 0; j < CL_KID_MAX && rule[2 * j]; j++) {
 		if (rule[2 * j] != sym) continue;
 		uint16_t inner = rule[2 * j + 1];
-		uint32_t nc = ts_node_child_count(n);
-		for (uint32_t i = 0; i < nc; i++) {
-			TSNode c = ts_node_child(n, i);
+		if (!r->kid_cursor_set) {
+			*tc = ts_tree_cursor_new(n);
+			r->kid_cursor_set = 1;
+		} else {
+			ts_tree_cursor_reset(tc, n);
+		}
+		if (!ts_tree_cursor_goto_first_child(tc)) continue;
+		do {
+			TSNode c = ts_tree_cursor_current_node(tc);
 			if (!ts_node_is_named(c)) continue;
 			if (!inner) {
 				if (cl_keep_node(r, id, c) && !cl_push_match(r, m, k, c)) return 0;
 				continue;
 			}
-			if (ts_node_symbol(c) != inner) continue;
-			uint32_t gn = ts_node_child_count(c);
-			for (uint32_t g = 0; g < gn; g++) {
-				TSNode gc = ts_node_child(c, g);
-				if (ts_node_is_named(gc) && cl_keep_node(r, id, gc) && !cl_push_match(r, m, k, gc)) return 0;
-			}
-		}
+			if (ts_node_symbol(c) != inner || !ts_tree_cursor_goto_first_child(tc)) continue;
+			do {
+				TSNode g = ts_tree_cursor_current_node(tc);
+				if (ts_node_is_named(g) && cl_keep_node(r, id, g) && !cl_push_match(r, m, k, g)) return 0;
+			} while (ts_tree_cursor_goto_next_sibling(tc));
+			ts_tree_cursor_goto_parent(tc);
+		} while (ts_tree_cursor_goto_next_sibling(tc));
 	}
 	return 1;
 }
@@ -350,7 +362,12 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 }
 
 static cl_result *cl_result_new(void) { return calloc(1, sizeof(cl_result)); }
-static void cl_result_free(cl_result *r) { if (r) { free(r->data); free(r); } }
+static void cl_result_free(cl_result *r) {
+	if (!r) return;
+	if (r->kid_cursor_set) ts_tree_cursor_delete(&r->kid_cursor);
+	free(r->data);
+	free(r);
+}
 
 static TSQuery *cl_query_new(const TSLanguage *l, const char *src, uint32_t n, uint32_t *off, int *typ) {
 	return ts_query_new(l, src, n, off, typ);
