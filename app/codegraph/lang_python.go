@@ -26,7 +26,7 @@ const pythonQuery = `
 (class_definition superclasses: (_) @name.kid) @ref.inherit
 (class_definition superclasses: (argument_list (attribute object: (_) @object attribute: (identifier) @name))) @ref.inherit
 
-(argument_list) @ref.use @name.kid
+(argument_list (identifier) @name) @ref.use
 (argument_list (attribute object: (identifier) @object attribute: (identifier) @name)) @ref.use
 (keyword_argument value: (identifier) @name) @ref.use
 (assignment right: (identifier) @name) @ref.use
@@ -136,7 +136,9 @@ var (
 	pyOps2 = append(slices.Clip(pyOps), "(parenthesized_expression) (boolean_operator)", "(parenthesized_expression) (conditional_expression)")
 	pyPops = append(slices.Clip(pyOps2), "(parenthesized_expression)")
 	// pyNameKid: the identifiers among a node's children (`(X) @name.kid`
-	// finds what `(X (identifier) @name)` finds), for these X.
+	// finds what `(X (identifier) @name)` finds), for these X. A call's
+	// arguments keep their pattern: there are many, and the cursor already
+	// walks them (a children capture walks them again).
 	pyNameKid = []string{"(argument_list)", "(return_statement)", "(decorator)", "(type)", "(except_clause)",
 		"(parameters)", "(typed_parameter)", "(lambda_parameters)", "(as_pattern_target)"}
 )
