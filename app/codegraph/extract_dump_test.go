@@ -68,7 +68,7 @@ func TestDumpExtraction(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		fd := &fileData{Path: filepath.ToSlash(rel), Lang: l.name}
-		if err := e.extract(context.Background(), src, fd, nil); err != nil {
+		if err := e.extract(context.Background(), src, fd, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(w, "file %s lines %d syntax %v badutf8 %v caveat %q default %q\n", fd.Path, fd.Lines, fd.Syntax, fd.BadUTF8, fd.Caveat, fd.Default)

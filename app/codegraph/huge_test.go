@@ -18,7 +18,7 @@ func extractWith(t *testing.T, src []byte, set func(e *extractor)) *fileData {
 	defer ex.Close()
 	set(ex)
 	fd := &fileData{Path: "huge.py", Lang: "python"}
-	if err := ex.extract(context.Background(), src, fd, nil); err != nil {
+	if err := ex.extract(context.Background(), src, fd, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	return fd

@@ -60,11 +60,11 @@ def main():
 			reused++
 		}
 		a := &fileData{Path: "shop.py", Lang: "python"}
-		if err := inc.extract(context.Background(), []byte(src), a, kt); err != nil {
+		if err := inc.extract(context.Background(), []byte(src), a, kt, false); err != nil {
 			t.Fatal(err)
 		}
 		b := &fileData{Path: "shop.py", Lang: "python"}
-		if err := fresh.extract(context.Background(), []byte(src), b, nil); err != nil {
+		if err := fresh.extract(context.Background(), []byte(src), b, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(encodeFileData(a), encodeFileData(b)) {

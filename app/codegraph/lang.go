@@ -43,6 +43,17 @@ type language struct {
 	// written as in a query: "(identifier)" for a named node, `"=="` for
 	// an anonymous one.
 	captureTypes map[string][]string
+	// captureKids maps a filter capture name to children rules: a match
+	// whose capture holds a node of a rule's outer type is reported once for
+	// every named child of it (passing the capture's captureTypes), in its
+	// place. A rule is "(outer)", or "(outer) (inner)" for the named children
+	// of its named children of type inner. `(_) @object.ops` with rule
+	// "(boolean_operator)" finds what `(boolean_operator (_) @object)` finds,
+	// without a query step for the operator: ts_query_new analyses every
+	// step with children against the grammar (once per process, ~1 ms each
+	// for an expression type) and the cursor runs an alternation of them as
+	// one state per branch (see BENCHMARKS.md, cost4).
+	captureKids map[string][]string
 
 	// selfNames are receiver names that mean "the enclosing class".
 	selfNames []string

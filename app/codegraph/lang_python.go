@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/smacker/go-tree-sitter/python"
@@ -22,17 +23,17 @@ const pythonQuery = `
 (call function: (identifier) @name) @ref.call
 (call function: (attribute object: (_) @object attribute: (identifier) @name)) @ref.call
 
-(class_definition superclasses: (argument_list (identifier) @name)) @ref.inherit
+(class_definition superclasses: (_) @name.kid) @ref.inherit
 (class_definition superclasses: (argument_list (attribute object: (_) @object attribute: (identifier) @name))) @ref.inherit
 
 (argument_list (identifier) @name) @ref.use
 (argument_list (attribute object: (identifier) @object attribute: (identifier) @name)) @ref.use
 (keyword_argument value: (identifier) @name) @ref.use
 (assignment right: (identifier) @name) @ref.use
-(return_statement (identifier) @name) @ref.use
-(decorator (identifier) @name) @ref.use
-(type (identifier) @name) @ref.use
-(except_clause (identifier) @name) @ref.use
+(return_statement) @ref.use @name.kid
+(decorator) @ref.use @name.kid
+(type) @ref.use @name.kid
+(except_clause) @ref.use @name.kid
 
 (assignment left: (identifier) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (call function: [(identifier) (attribute)] @object)) @ref.assign
@@ -46,8 +47,8 @@ const pythonQuery = `
 
 (assignment left: (identifier) @name right: [(identifier) (attribute)] @object) @ref.value
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(identifier) (attribute)] @object) @ref.value
-(assignment left: (identifier) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
-(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref) (parenthesized_expression [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)])]) @ref.value
+(assignment left: (identifier) @name right: (_) @object.pops) @ref.value
+(assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (_) @object.ops2) @ref.value
 (call function: (_) @object.ref arguments: (argument_list (_) @name.ref) @body) @ref.arg
 (call function: (_) @object.ref arguments: (argument_list (keyword_argument name: (identifier) @alias value: (_) @name.ref))) @ref.arg
 (assignment left: (pattern_list . (identifier) @name) right: (expression_list . [(identifier) (attribute)] @object)) @ref.value
@@ -61,8 +62,8 @@ const pythonQuery = `
 (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (assignment left: (pattern_list) @name right: (call) @object) @ref.value
-(return_statement [(boolean_operator (_) @object.ref) (conditional_expression (_) @object.ref)]) @ref.value
-(with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (as_pattern_target (identifier) @name))) @ref.assign
+(return_statement (_) @object.ops) @ref.value
+(with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (_) @name.kid)) @ref.assign
 (for_statement "for" @name right: (_) @object.iterable) @ref.implicit
 (for_in_clause "for" @name right: (_) @object.iterable) @ref.implicit
 (for_statement left: (identifier) @name right: [(identifier) (attribute) (call)] @object) @ref.value
@@ -89,7 +90,7 @@ const pythonQuery = `
 (delete_statement "del" @name (subscript value: [(identifier) (attribute)] @object)) @ref.implicit
 (call function: (identifier) @name arguments: (argument_list . (identifier) @object .)) @ref.implicit
 (call function: (identifier) @name arguments: (argument_list . (_) @object.firstarg)) @ref.implicit
-(decorator (identifier) @name) @ref.decorator
+(decorator) @ref.decorator @name.kid
 (decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
 
 (module (expression_statement (assignment left: (identifier) @name)) @global)
@@ -100,12 +101,12 @@ const pythonQuery = `
 (for_statement left: (identifier) @name) @local
 (for_statement left: [(pattern_list) (tuple_pattern)] (identifier) @name) @local
 (for_in_clause left: (identifier) @name) @local
-(parameters (identifier) @name) @local
+(parameters) @local @name.kid
 (default_parameter name: (identifier) @name) @local
-(typed_parameter (identifier) @name) @local
+(typed_parameter) @local @name.kid
 (typed_default_parameter name: (identifier) @name) @local
-(lambda_parameters (identifier) @name) @local
-(as_pattern alias: (as_pattern_target (identifier) @name)) @local
+(lambda_parameters) @local @name.kid
+(as_pattern alias: (_) @name.kid) @local
 
 (import_statement name: (dotted_name) @module) @import
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
@@ -124,6 +125,24 @@ var (
 	pyOperandTypes = []string{"(identifier)", "(attribute)", "(call)", "(subscript)"}
 )
 
+// pythonQuery's children captures (language.captureKids): the operands of
+// `a or b` and `a if c else b` (`ops`: what `[(boolean_operator (_) @object)
+// (conditional_expression (_) @object)]` finds), also inside parentheses
+// (`ops2`: plus `(parenthesized_expression [(boolean_operator (_) @object)
+// (conditional_expression (_) @object)])`), and also what the parentheses
+// hold (`pops`: plus `(parenthesized_expression (_) @object)`).
+var (
+	pyOps  = []string{"(boolean_operator)", "(conditional_expression)"}
+	pyOps2 = append(slices.Clip(pyOps), "(parenthesized_expression) (boolean_operator)", "(parenthesized_expression) (conditional_expression)")
+	pyPops = append(slices.Clip(pyOps2), "(parenthesized_expression)")
+	// pyNameKid: the identifiers among a node's children (`(X) @name.kid`
+	// finds what `(X (identifier) @name)` finds), for these X. A call's
+	// arguments keep their pattern: there are many, and the cursor already
+	// walks them (a children capture walks them again).
+	pyNameKid = []string{"(argument_list)", "(return_statement)", "(decorator)", "(type)", "(except_clause)",
+		"(parameters)", "(typed_parameter)", "(lambda_parameters)", "(as_pattern_target)"}
+)
+
 // newPython returns the Python language rules.
 func newPython() *language {
 	return &language{
@@ -134,6 +153,10 @@ func newPython() *language {
 		query:   pythonQuery,
 		captureTypes: map[string][]string{
 			"object.ref":      pyRefTypes,
+			"object.ops":      pyRefTypes,
+			"object.ops2":     pyRefTypes,
+			"object.pops":     pyRefTypes,
+			"name.kid":        {"(identifier)"},
 			"name.ref":        pyRefTypes,
 			"object.operand":  pyOperandTypes,
 			"check.operand":   pyOperandTypes,
@@ -151,8 +174,9 @@ func newPython() *language {
 			"name.binop":      {`"+"`, `"-"`, `"*"`, `"/"`, `"//"`, `"%"`, `"&"`, `"|"`, `"^"`, `"<<"`, `">>"`, `"**"`, `"@"`},
 			"name.augop":      {`"+="`, `"-="`, `"*="`, `"/="`, `"//="`, `"%="`, `"&="`, `"|="`, `"^="`, `"<<="`, `">>="`, `"**="`, `"@="`},
 		},
-		selfNames: []string{"self", "cls"},
-		builtins:  setOf(pythonBuiltins),
+		captureKids: map[string][]string{"object.ops": pyOps, "object.ops2": pyOps2, "object.pops": pyPops, "name.kid": pyNameKid},
+		selfNames:   []string{"self", "cls"},
+		builtins:    setOf(pythonBuiltins),
 		envObjects: setOf("os.environ os.environ.get os.getenv getenv environ environ.get " +
 			"os.environ.setdefault os.environb"),
 		cleanDoc:    cleanPyDoc,

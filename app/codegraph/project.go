@@ -580,9 +580,15 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 	if isBinary(src) {
 		return result{problem: &Problem{Path: wf.rel, Reason: "binary content (NUL bytes)", Skipped: true}}, nil
 	}
-	h := fnv.New64a()
-	h.Write(src)
-	sum := h.Sum64()
+	// With nothing to compare it with, a source file's hash is left to
+	// extract, which hashes the file along with its definitions.
+	var sum uint64
+	sumLater := c == nil && wf.lang != nil
+	if !sumLater {
+		h := fnv.New64a()
+		h.Write(src)
+		sum = h.Sum64()
+	}
 	if c != nil && c.Sum == sum && c.Size == int64(len(src)) && c.Lang == langName(wf.lang) {
 		cp := *c
 		cp.ModTime = wf.modTime
@@ -612,7 +618,7 @@ func (p *Project) processOne(ctx context.Context, j job, exts map[*language]*ext
 		kt = p.takeTree(wf.rel, wf.lang)
 		defer p.putTree(wf.rel, kt)
 	}
-	if err := ex.extract(ctx, src, fd, kt); err != nil {
+	if err := ex.extract(ctx, src, fd, kt, sumLater); err != nil {
 		if ctx.Err() != nil {
 			return result{}, ctx.Err()
 		}

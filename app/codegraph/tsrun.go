@@ -47,9 +47,11 @@ extern uint16_t ts_node_symbol(TSNode);
 extern uint16_t ts_language_symbol_for_name(const TSLanguage *, const char *, uint32_t, bool);
 extern uint32_t ts_node_child_count(TSNode);
 extern TSNode ts_node_child(TSNode, uint32_t);
+extern bool ts_node_is_named(TSNode);
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 extern TSTreeCursor ts_tree_cursor_new(TSNode);
 extern void ts_tree_cursor_delete(TSTreeCursor *);
+extern void ts_tree_cursor_reset(TSTreeCursor *, TSNode);
 extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
 extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
@@ -67,18 +69,41 @@ typedef struct {
 	const uint64_t *only;
 	const uint8_t *only_ids;
 	uint32_t only_words, only_n;
+	// Set by the caller: kids[id*CL_KID_MAX*2 ...] are the children rules
+	// of capture id (see cl_kids), kids_n the ids covered (NULL: none).
+	const uint16_t *kids;
+	uint32_t kids_n;
+	TSTreeCursor kid_cursor; // cl_kids' (when kid_cursor_set), reset for each node
+	int kid_cursor_set;
 } cl_result;
 
+// CL_KID_MAX is how many children rules one capture may have.
+#define CL_KID_MAX 16
+
+// cl_keep_node reports whether node n passes capture id's filter.
+static int cl_keep_node(const cl_result *r, uint32_t id, TSNode n) {
+	if (id >= r->only_n || !r->only_ids[id]) return 1;
+	uint32_t s = ts_node_symbol(n);
+	return s / 64 < r->only_words && ((r->only[id * r->only_words + s / 64] >> (s % 64)) & 1);
+}
+
 // cl_keep reports whether every filter capture of m (see cl_result.only)
-// captured a node of one of its types.
-static int cl_keep(const cl_result *r, const TSQueryMatch *m) {
+// but its skip-th (-1: none) captured a node of one of its types.
+static int cl_keep(const cl_result *r, const TSQueryMatch *m, int skip) {
 	for (uint16_t i = 0; i < m->capture_count; i++) {
-		uint32_t id = m->captures[i].index;
-		if (id >= r->only_n || !r->only_ids[id]) continue;
-		uint32_t s = ts_node_symbol(m->captures[i].node);
-		if (s / 64 >= r->only_words || !((r->only[id * r->only_words + s / 64] >> (s % 64)) & 1)) return 0;
+		if ((int)i != skip && !cl_keep_node(r, m->captures[i].index, m->captures[i].node)) return 0;
 	}
 	return 1;
+}
+
+// cl_kids_at returns the index of m's children capture (see cl_kids), -1
+// when it has none.
+static int cl_kids_at(const cl_result *r, const TSQueryMatch *m) {
+	for (uint16_t i = 0; i < m->capture_count; i++) {
+		uint32_t id = m->captures[i].index;
+		if (id < r->kids_n && r->kids[id * CL_KID_MAX * 2]) return i;
+	}
+	return -1;
 }
 
 static int cl_push(cl_result *r, uint32_t v) {
@@ -90,6 +115,61 @@ static int cl_push(cl_result *r, uint32_t v) {
 		r->cap = nc;
 	}
 	r->data[r->len++] = v;
+	return 1;
+}
+
+// cl_push_match appends m to r, its sub-th capture (-1: none) replaced by
+// node sub.
+static int cl_push_match(cl_result *r, const TSQueryMatch *m, int sub, TSNode subnode) {
+	if (!cl_push(r, m->pattern_index) || !cl_push(r, m->capture_count)) return 0;
+	for (uint16_t i = 0; i < m->capture_count; i++) {
+		TSNode nd = (int)i == sub ? subnode : m->captures[i].node;
+		if (!cl_push(r, m->captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) return 0;
+	}
+	return 1;
+}
+
+// cl_kids appends m once for every node its k-th capture's children rules
+// reach, that capture replaced by the node (when it passes the capture's
+// filter): rule (outer, 0) takes every named child of a captured outer node,
+// rule (outer, inner) every named child of its named children of type inner.
+// `(_) @object.kids` with rules (boolean_operator, 0) finds what
+// `(boolean_operator (_) @object)` finds, without a pattern step for the
+// operator, whose analysis ts_query_new pays for every process and whose
+// alternations the cursor runs as one state per branch (see language.captureKids).
+static int cl_kids(cl_result *r, const TSQueryMatch *m, int k) {
+	uint32_t id = m->captures[k].index;
+	const uint16_t *rule = r->kids + id * CL_KID_MAX * 2;
+	TSNode n = m->captures[k].node;
+	uint16_t sym = ts_node_symbol(n);
+	// A tree cursor, not ts_node_child(n, i): that costs O(i), which would
+	// make an argument list of many arguments quadratic.
+	TSTreeCursor *tc = &r->kid_cursor;
+	for (int j = 0; j < CL_KID_MAX && rule[2 * j]; j++) {
+		if (rule[2 * j] != sym) continue;
+		uint16_t inner = rule[2 * j + 1];
+		if (!r->kid_cursor_set) {
+			*tc = ts_tree_cursor_new(n);
+			r->kid_cursor_set = 1;
+		} else {
+			ts_tree_cursor_reset(tc, n);
+		}
+		if (!ts_tree_cursor_goto_first_child(tc)) continue;
+		do {
+			TSNode c = ts_tree_cursor_current_node(tc);
+			if (!ts_node_is_named(c)) continue;
+			if (!inner) {
+				if (cl_keep_node(r, id, c) && !cl_push_match(r, m, k, c)) return 0;
+				continue;
+			}
+			if (ts_node_symbol(c) != inner || !ts_tree_cursor_goto_first_child(tc)) continue;
+			do {
+				TSNode g = ts_tree_cursor_current_node(tc);
+				if (ts_node_is_named(g) && cl_keep_node(r, id, g) && !cl_push_match(r, m, k, g)) return 0;
+			} while (ts_tree_cursor_goto_next_sibling(tc));
+			ts_tree_cursor_goto_parent(tc);
+		} while (ts_tree_cursor_goto_next_sibling(tc));
+	}
 	return 1;
 }
 
@@ -269,13 +349,9 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 				}
 				if (!before) continue;
 			}
-			if (r->only && !cl_keep(r, &m)) continue;
-			if (!cl_push(r, m.pattern_index) || !cl_push(r, m.capture_count)) { r->ok = -1; break; }
-			for (uint16_t i = 0; i < m.capture_count; i++) {
-				TSNode nd = m.captures[i].node;
-				if (!cl_push(r, m.captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) { r->ok = -1; break; }
-			}
-			if (r->ok < 0) break;
+			int k = r->kids ? cl_kids_at(r, &m) : -1;
+			if (r->only && !cl_keep(r, &m, k)) continue;
+			if (k >= 0 ? !cl_kids(r, &m, k) : !cl_push_match(r, &m, -1, (TSNode){0})) { r->ok = -1; break; }
 		}
 		if (r->ok > 0 && !cl_below_band(top, band, &todo)) r->ok = -1;
 	}
@@ -286,7 +362,12 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 }
 
 static cl_result *cl_result_new(void) { return calloc(1, sizeof(cl_result)); }
-static void cl_result_free(cl_result *r) { if (r) { free(r->data); free(r); } }
+static void cl_result_free(cl_result *r) {
+	if (!r) return;
+	if (r->kid_cursor_set) ts_tree_cursor_delete(&r->kid_cursor);
+	free(r->data);
+	free(r);
+}
 
 static TSQuery *cl_query_new(const TSLanguage *l, const char *src, uint32_t n, uint32_t *off, int *typ) {
 	return ts_query_new(l, src, n, off, typ);
@@ -360,6 +441,7 @@ type tsRunner struct {
 	// with the runner).
 	only    *C.uint64_t
 	onlyIDs *C.uint8_t
+	kids    *C.uint16_t // backs res.kids (C memory, freed with the runner)
 	cursor  *C.TSQueryCursor
 	res     *C.cl_result // reused result buffer
 	// onePass runs the query in one unbounded pass instead of bands of
@@ -627,6 +709,43 @@ func (r *tsRunner) setOnly(only [][]uint16) {
 	r.res.only_words, r.res.only_n = C.uint32_t(words), C.uint32_t(n)
 }
 
+// kidRule is a children rule of a capture (see cl_kids): the named
+// children of a captured node of type outer, or (inner != 0) those of its
+// named children of type inner.
+type kidRule struct{ outer, inner uint16 }
+
+// setKids makes the runner report a match whose capture id i has children
+// rules kids[i] once for every node the rules reach from the captured node,
+// in its place (nil: the match as it is); see language.captureKids.
+func (r *tsRunner) setKids(kids [][]kidRule) error {
+	n := len(kids)
+	tab := unsafe.Slice((*uint16)(C.calloc(C.size_t(max(n, 1)*C.CL_KID_MAX*2), 2)), max(n, 1)*C.CL_KID_MAX*2)
+	for id, rules := range kids {
+		if len(rules) > C.CL_KID_MAX {
+			C.free(unsafe.Pointer(&tab[0]))
+			return fmt.Errorf("capture %d has %d children rules, at most %d", id, len(rules), C.CL_KID_MAX)
+		}
+		for j, k := range rules {
+			tab[(id*C.CL_KID_MAX+j)*2], tab[(id*C.CL_KID_MAX+j)*2+1] = k.outer, k.inner
+		}
+	}
+	r.freeKids()
+	r.kids = (*C.uint16_t)(unsafe.Pointer(&tab[0]))
+	r.res.kids, r.res.kids_n = r.kids, C.uint32_t(n)
+	return nil
+}
+
+// freeKids frees setKids' table.
+func (r *tsRunner) freeKids() {
+	if r.kids != nil {
+		C.free(unsafe.Pointer(r.kids))
+		r.kids = nil
+	}
+	if r.res != nil {
+		r.res.kids, r.res.kids_n = nil, 0
+	}
+}
+
 // freeOnly frees setOnly's tables.
 func (r *tsRunner) freeOnly() {
 	if r.only != nil {
@@ -642,6 +761,7 @@ func (r *tsRunner) freeOnly() {
 // close frees the C objects.
 func (r *tsRunner) close() {
 	r.freeOnly()
+	r.freeKids()
 	C.cl_result_free(r.res)
 	r.res = nil
 	C.ts_query_cursor_delete(r.cursor)

@@ -205,7 +205,7 @@ func extractT(t *testing.T, src []byte, onePass bool) *fileData {
 	defer ex.Close()
 	ex.run.onePass = onePass
 	fd := &fileData{Path: "deep.py", Lang: "python"}
-	if err := ex.extract(context.Background(), src, fd, nil); err != nil {
+	if err := ex.extract(context.Background(), src, fd, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	return fd
@@ -268,7 +268,7 @@ func TestChunkedMatchesWhole(t *testing.T) {
 		}
 		ex.run.chunkAt, ex.run.chunkLen = 1, part
 		fd := &fileData{Path: "deep.py", Lang: "python"}
-		if err := ex.extract(context.Background(), src, fd, nil); err != nil {
+		if err := ex.extract(context.Background(), src, fd, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		ex.Close()
