@@ -40,14 +40,17 @@ func (w *Workbench) OpenProject(dir string) {
 		w.showError("Cannot open project", err, "Choose an existing folder with File → Open Folder.")
 		return
 	}
-	w.launchOpen(abs)
-	w.showOpening(abs)
+	// "Indexing…" is shown before the load starts: shown after, it could
+	// replace the load's first progress message (seen on a loaded CI
+	// machine, with an opener that reports progress once).
+	w.launchOpen(abs, w.showOpening)
 }
 
-// launchOpen starts opening abs in the background. It touches no widget, so
-// NewWorkbench calls it before building the window: indexing then runs
-// while the window is created.
-func (w *Workbench) launchOpen(abs string) {
+// launchOpen starts opening abs in the background, calling show (when not
+// nil) just before. With show nil it touches no widget, so NewWorkbench
+// calls it before building the window: indexing then runs while the window
+// is created.
+func (w *Workbench) launchOpen(abs string, show func(abs string)) {
 	w.cancelIndexing()
 	ctx, cancel := context.WithCancel(context.Background())
 	w.idxMu.Lock()
@@ -58,6 +61,9 @@ func (w *Workbench) launchOpen(abs string) {
 	w.lastErr = ""
 	w.timeline.reset("workbench", "window_built")
 	w.timeline.mark("open_called")
+	if show != nil {
+		show(abs)
+	}
 	go w.load(ctx, abs, w.openGen, w.filterCopy())
 }
 

@@ -174,7 +174,7 @@ func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
 		abs, err := checkFolder(opts.Dir)
 		if err == nil {
 			early = abs
-			w.launchOpen(abs)
+			w.launchOpen(abs, nil)
 		} else {
 			defer w.showError("Cannot open project", err, "Choose an existing folder with File → Open Folder.")
 		}
