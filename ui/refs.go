@@ -60,7 +60,24 @@ func refLine(ref graphview.Reference) string {
 	return fmt.Sprintf("%s%s%s  %s:%d", arrow, ref.Name, kind, ref.Path, ref.Line)
 }
 
-// clear empties the panel (another project was opened).
+// refreshReferences lists id's references again from the current graph
+// after the graph changed under the selection (a save, files changed on
+// disk): a new caller or callee shows at once, and a node that is gone
+// leaves the panel empty rather than listing the old graph's references.
+// An empty id (nothing selected) leaves the panel as it is.
+func (w *Workbench) refreshReferences(id string) {
+	if id == "" || w.index == nil {
+		return
+	}
+	if _, ok := w.index.Node(id); !ok {
+		w.refs.clear()
+		return
+	}
+	w.refs.show(w.index, id)
+}
+
+// clear empties the panel (another project was opened, or the node it
+// listed is gone).
 func (r *refsPanel) clear() {
 	if r == nil {
 		return

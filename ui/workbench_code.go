@@ -244,6 +244,7 @@ func (w *Workbench) applyFileChange(req SaveRequest, verb string) {
 				w.code.SetEditing(false)
 				w.code.ShowFile(req.Path, string(req.Content), "", "", 0, 0)
 			}
+			w.refreshReferences(nodeID)
 			w.panes.refreshHistory()
 			w.setStatus(fmt.Sprintf("%s %s; graph updated (%d nodes)", verb, req.Path, len(g.Nodes())))
 			w.writeState()

@@ -140,6 +140,7 @@ func (w *Workbench) externalChanged(g Graph) {
 	default:
 		w.setStatus("Files changed on disk: graph updated")
 	}
+	w.refreshReferences(id)
 	w.writeState()
 }
 

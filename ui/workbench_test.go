@@ -516,6 +516,43 @@ func TestFollowsChangesOnDisk(t *testing.T) {
 	})
 }
 
+// A caller added on disk shows in the References panel of the selected
+// node without selecting it again; a selected node removed on disk leaves
+// the panel empty instead of listing the old graph's references.
+func TestReferencesFollowChangesOnDisk(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
+	hasCaller := func(name string) bool {
+		for _, r := range w.References() {
+			if r.Relation == "caller" && strings.Contains(r.Name, name) {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "bulk_discount's references", func() bool { return len(w.References()) > 0 })
+	if hasCaller("added_on_disk") {
+		t.Fatal("a caller listed before it was written")
+	}
+	path := filepath.Join(project, "inventory", "pricing.py")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, []byte("\n\ndef added_on_disk():\n    return bulk_discount(3)\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new caller in the References panel", func() bool { return hasCaller("added_on_disk") })
+
+	// The selected node itself removed on disk: no stale references.
+	if err := os.WriteFile(path, []byte("def other():\n    return 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the References panel emptied", func() bool { return len(w.References()) == 0 })
+}
+
 // readScript splits a --script file of canned model answers.
 func readScript(t *testing.T, path string) []string {
 	t.Helper()
