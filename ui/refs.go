@@ -66,14 +66,9 @@ func refLine(ref graphview.Reference) string {
 // leaves the panel empty rather than listing the old graph's references.
 // An empty id (nothing selected) leaves the panel as it is.
 func (w *Workbench) refreshReferences(id string) {
-	if id == "" || w.index == nil {
-		return
+	if id != "" {
+		w.refs.show(w.index, id)
 	}
-	if _, ok := w.index.Node(id); !ok {
-		w.refs.clear()
-		return
-	}
-	w.refs.show(w.index, id)
 }
 
 // clear empties the panel (another project was opened, or the node it
@@ -90,13 +85,15 @@ func (r *refsPanel) clear() {
 
 // show lists the references of node id. They are found off the UI
 // goroutine (a node of a large project has tens of thousands: 0.1–0.4 s);
-// a result that arrives after another selection is dropped.
+// a result that arrives after another selection is dropped. A node ix does
+// not hold empties the panel (it is gone from the graph).
 func (r *refsPanel) show(ix *graphview.Index, id string) {
 	if r == nil || ix == nil {
 		return
 	}
 	n, ok := ix.Node(id)
 	if !ok {
+		r.clear()
 		return
 	}
 	r.gen++
