@@ -80,6 +80,14 @@ func (w *Workbench) selectNode(id string, fromGraph bool) {
 }
 
 func (w *Workbench) openCode(n *codegraph.Node) {
+	w.openCodeNoting(n, "")
+}
+
+// openCodeNoting is openCode leaving note in the status bar instead of
+// the node's line, also when a long file's code arrives later (a notice
+// such as "files changed on disk" was replaced by it a moment after it
+// showed).
+func (w *Workbench) openCodeNoting(n *codegraph.Node, note string) {
 	if n.Kind == codegraph.KindPackage || n.Path == "" {
 		w.code.Clear(fmt.Sprintf("%s: external package %s (no code in the project)", n.Kind, n.Name))
 		return
@@ -105,6 +113,9 @@ func (w *Workbench) openCode(n *codegraph.Node) {
 	}
 	w.codeGen++
 	status := strings.ReplaceAll(graphview.Tooltip(n), "\n", "  ·  ")
+	if note != "" {
+		status = note
+	}
 	if len(data) <= syncCodeBytes {
 		w.code.ShowFile(n.Path, string(data), n.ID, firstNonEmpty(n.QualName, n.Name), start, end)
 		w.setStatus(status)
@@ -112,7 +123,11 @@ func (w *Workbench) openCode(n *codegraph.Node) {
 	}
 	// A long file is highlighted off the UI goroutine (chroma took seconds).
 	gen, text := w.codeGen, string(data)
-	w.setStatus("Highlighting " + n.Path + "…")
+	if note == "" {
+		w.setStatus("Highlighting " + n.Path + "…")
+	} else {
+		w.setStatus(note)
+	}
 	go func() {
 		cv := prepareCode(n.Path, text, start, end)
 		w.do(func() {

@@ -135,8 +135,7 @@ func (w *Workbench) externalChanged(g Graph) {
 	case w.code.Dirty():
 		w.setStatus(w.code.Path() + " changed on disk while you edit it: saving will overwrite it (the disk version is kept in history)")
 	case ok:
-		w.openCode(n)
-		w.setStatus("Files changed on disk: graph updated")
+		w.openCodeNoting(n, "Files changed on disk: graph updated")
 	default:
 		w.setStatus("Files changed on disk: graph updated")
 	}

@@ -516,6 +516,37 @@ func TestFollowsChangesOnDisk(t *testing.T) {
 	})
 }
 
+// The notice that files changed on disk stays in the status bar when the
+// selected node's file is long enough to be highlighted off the UI
+// goroutine: the code arriving later replaced it with the node's line.
+func TestChangeOnDiskNoticeOutlivesLongFile(t *testing.T) {
+	w, project := newTestWorkbench(t, Options{})
+	openSample(t, w, project)
+	bulk := nodeIDByName(t, w, "bulk_discount")
+	runOnUI(w, func() { w.SelectNode(bulk) })
+	path := filepath.Join(project, "inventory", "pricing.py")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := append(b, "\n\n"...)
+	for len(long) <= 2*syncCodeBytes {
+		long = append(long, "# padding to make the file long enough to highlight in the background\n"...)
+	}
+	long = append(long, "\ndef grown_elsewhere():\n    return 1\n"...)
+	if err := os.WriteFile(path, long, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var text, status string
+	waitFor(t, "the long file's code after the change on disk", func() bool {
+		runOnUI(w, func() { text, status = w.code.Text(), w.status.Text })
+		return strings.Contains(text, "grown_elsewhere")
+	})
+	if !strings.Contains(status, "changed on disk") {
+		t.Errorf("status after the long file's code arrived: %q; want the change-on-disk notice", status)
+	}
+}
+
 // A caller added on disk shows in the References panel of the selected
 // node without selecting it again; a selected node removed on disk leaves
 // the panel empty instead of listing the old graph's references.
