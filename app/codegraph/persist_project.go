@@ -262,6 +262,9 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	if p.graph.Load() == j.graph {
 		p.ranks, p.rankG = ranks, j.graph
 	}
+	if p.b != nil {
+		p.b.adoptCompacted(j.graph) // update_assemble.go
+	}
 	if j.gen > p.snapDone {
 		p.snapDone = j.gen
 	}

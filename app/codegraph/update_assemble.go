@@ -283,6 +283,35 @@ func pointResults(files []*fileBuild, edges []Edge) bool {
 	return true
 }
 
+// adoptCompacted points the files' results into g's compacted edge list
+// when g is the last graph built and has been compacted since (by the
+// snapshot writer or Edges). Until the next update they pointed into the
+// lists g was made over, which kept a second copy of every edge alive
+// between a rewrite and the next edit (pyenv: 1.27 M edges, 68 MB). The
+// project's lock is held, so no update runs meanwhile.
+func (b *builder) adoptCompacted(g *Graph) {
+	if b.last != g || g.ov == nil {
+		return
+	}
+	_, f := g.ov.view()
+	if f == nil {
+		return
+	}
+	n := 0
+	for _, fb := range b.ordered {
+		n += len(fb.nodes) - 1
+		for _, r := range []*fileResult{fb.inh, fb.res} {
+			if r != nil {
+				n += len(r.edges)
+			}
+		}
+	}
+	if n > len(f.edges) {
+		return // not laid out as the files are (pointResults would stop half way)
+	}
+	pointResults(b.ordered, f.edges)
+}
+
 // sameEdges reports whether two edge lists are equal, at once when they
 // are the same list.
 func sameEdges(a, b []Edge) bool {
