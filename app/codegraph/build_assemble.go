@@ -131,7 +131,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fd := fb.fd
-		fd.Defs, fd.Refs, fd.Imports, fd.Env = nil, refList{}, nil, nil
+		fd.Refs, fd.Imports, fd.Env = refList{}, nil, nil
 		fb.keys, fb.ids, fb.inherits = nil, nil, nil
 		fb.tab, fb.hints, fb.flow, fb.facts = nil, nil, nil, nil
 		fb.scope, fb.topScope = nil, nil
@@ -141,5 +141,12 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
+	// The nodes' qualified names and hashes, cleared through the
+	// resolution, are made from the definitions (build_nodetext.go) once
+	// the tables above are garbage.
+	restoreAllNodeText(ordered)
+	for _, fb := range ordered {
+		fb.fd.Defs = nil
+	}
 	runtime.GC()
 }
