@@ -43,8 +43,8 @@ func restoreNodeText(fb *fileBuild) {
 		switch {
 		case d.Parent >= 0:
 			q = quals[d.Parent] + "." + d.Name
-		case d.Receiver != "":
-			q = joinQual(fb.key, sep, d.Receiver+"."+d.Name)
+		case d.receiver() != "":
+			q = joinQual(fb.key, sep, d.receiver()+"."+d.Name)
 		default:
 			q = joinQual(fb.key, sep, d.Name)
 		}
