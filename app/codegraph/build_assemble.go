@@ -1,6 +1,9 @@
 package codegraph
 
-import "runtime"
+import (
+	"runtime"
+	"strings"
+)
 
 // This file holds the builder's last step: assembling the resolved files
 // into the Graph.
@@ -52,7 +55,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			st.UnresolvedByKind[kc.kind] += kc.n
 		}
 		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
-			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+			st.UnresolvedSample = appendSample(st.UnresolvedSample, r.sample[:min(room, len(r.sample))])
 		}
 	}
 	for _, fb := range ordered {
@@ -149,4 +152,16 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 		fb.fd.Defs = nil
 	}
 	runtime.GC()
+}
+
+// appendSample appends unresolved references to a graph's sample, each
+// name copied: a name decoded from a file's packed references is a part of
+// that file's string table (refs_packed.go), which the graph would
+// otherwise keep whole.
+func appendSample(dst, src []UnresolvedRef) []UnresolvedRef {
+	for _, u := range src {
+		u.Name = strings.Clone(u.Name)
+		dst = append(dst, u)
+	}
+	return dst
 }
