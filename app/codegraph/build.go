@@ -227,6 +227,10 @@ type fileBuild struct {
 	// argImports: the paths of the project files it imports, which its
 	// argument sites can call into (flow_args.go; nil when none).
 	argImports []string
+
+	// textShed: the qualified names and hashes of its definition nodes are
+	// cleared until the assembly (a final build; build_nodetext.go).
+	textShed bool
 }
 
 type nestKey struct {
@@ -352,7 +356,12 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	b.fbs = d.next
 	var changed []*fileBuild
 	structural := old == nil || d.gone
-	parallelFiles(todo, func(fb *fileBuild) { b.fillFileBuild(fb) })
+	parallelFiles(todo, func(fb *fileBuild) {
+		b.fillFileBuild(fb)
+		if b.final {
+			shedNodeText(fb) // made again before the assembly (build_nodetext.go)
+		}
+	})
 	b.noteRefilled(files, todo, old == nil) // update_build.go
 	for _, fb := range todo {
 		p := fb.fd.Path

@@ -1,6 +1,9 @@
 package codegraph
 
-import "runtime"
+import (
+	"runtime"
+	"strings"
+)
 
 // This file holds the builder's last step: assembling the resolved files
 // into the Graph.
@@ -52,7 +55,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 			st.UnresolvedByKind[kc.kind] += kc.n
 		}
 		if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
-			st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+			st.UnresolvedSample = appendSample(st.UnresolvedSample, r.sample[:min(room, len(r.sample))])
 		}
 	}
 	for _, fb := range ordered {
@@ -131,7 +134,7 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fd := fb.fd
-		fd.Defs, fd.Refs, fd.Imports, fd.Env = nil, refList{}, nil, nil
+		fd.Refs, fd.Imports, fd.Env = refList{}, nil, nil
 		fb.keys, fb.ids, fb.inherits = nil, nil, nil
 		fb.tab, fb.hints, fb.flow, fb.facts = nil, nil, nil, nil
 		fb.scope, fb.topScope = nil, nil
@@ -141,5 +144,24 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
+	// The nodes' qualified names and hashes, cleared through the
+	// resolution, are made from the definitions (build_nodetext.go) once
+	// the tables above are garbage.
+	restoreAllNodeText(ordered)
+	for _, fb := range ordered {
+		fb.fd.Defs = nil
+	}
 	runtime.GC()
+}
+
+// appendSample appends unresolved references to a graph's sample, each
+// name copied: a name decoded from a file's packed references is a part of
+// that file's string table (refs_packed.go), which the graph would
+// otherwise keep whole.
+func appendSample(dst, src []UnresolvedRef) []UnresolvedRef {
+	for _, u := range src {
+		u.Name = strings.Clone(u.Name)
+		dst = append(dst, u)
+	}
+	return dst
 }

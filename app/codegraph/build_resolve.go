@@ -242,7 +242,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outUnresolved
 	}
 	obj := r.Object
-	if slices.Contains(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].Receiver != "" && obj == goReceiverVar(fb, r.Def)) {
+	if slices.Contains(fb.lang.selfNames, obj) || (r.Def >= 0 && fb.fd.Defs[r.Def].receiver() != "" && obj == goReceiverVar(fb, r.Def)) {
 		cls, ok := b.enclosingClass(fb, r.Def)
 		if !ok {
 			return "", outUnresolved
@@ -347,8 +347,8 @@ func (b *builder) moduleScope(family, key, name string) (binding, bool) {
 // the method enclosing def), stored after the receiver type as "Type var".
 func goReceiverVar(fb *fileBuild, def int32) string {
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if fb.fd.Defs[d].Receiver != "" {
-			return fb.fd.Defs[d].SelfVar
+		if fb.fd.Defs[d].receiver() != "" {
+			return fb.fd.Defs[d].selfVar()
 		}
 	}
 	return ""

@@ -228,7 +228,7 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 		if fb.fd.Defs[d].Kind == KindClass {
 			return fb.ids[d], true
 		}
-		if fb.fd.Defs[d].Receiver == "" {
+		if fb.fd.Defs[d].receiver() == "" {
 			continue // (the node lookups below are for Go methods only)
 		}
 		n := b.node(fb.ids[d])

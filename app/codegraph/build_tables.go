@@ -59,8 +59,8 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		switch {
 		case d.Parent >= 0:
 			q = quals[d.Parent] + "." + d.Name
-		case d.Receiver != "":
-			q = joinQual(fb.key, sep, d.Receiver+"."+d.Name)
+		case d.receiver() != "":
+			q = joinQual(fb.key, sep, d.receiver()+"."+d.Name)
 		default:
 			q = joinQual(fb.key, sep, d.Name)
 		}
@@ -78,7 +78,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
 			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 		fb.nodes = append(fb.nodes, n)
-		hs.add("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.Receiver)
+		hs.add("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.receiver())
 	}
 	rb := b.decodeRefs(fd.Refs)
 	defer b.putRefs(rb)
@@ -236,7 +236,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 		}
 		for i, d := range fb.fd.Defs {
 			id := fb.ids[i]
-			if d.Parent < 0 && d.Receiver == "" {
+			if d.Parent < 0 && d.receiver() == "" {
 				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) || (fam == "js" && b.jsPreferTop(prev, d)) {
 					top[d.Name] = id
 				}
@@ -343,11 +343,11 @@ func (b *builder) attachReceivers(fb *fileBuild) {
 		return
 	}
 	for i, d := range fb.fd.Defs {
-		if d.Receiver == "" {
+		if d.receiver() == "" {
 			continue
 		}
 		want := fb.fileID
-		cls, ok := b.top[modKey(fb.lang.family, fb.key)][d.Receiver]
+		cls, ok := b.top[modKey(fb.lang.family, fb.key)][d.receiver()]
 		if ok {
 			want = cls
 			b.addMember(cls, d.Name, fb.ids[i])

@@ -60,8 +60,8 @@ func appendFileData(dst []byte, fd *fileData) []byte {
 		e.s(d.Sig)
 		e.s(d.Doc)
 		e.b = binary.LittleEndian.AppendUint64(e.b, d.Hash)
-		e.s(d.Receiver)
-		e.s(d.SelfVar)
+		e.s(d.receiver())
+		e.s(d.selfVar())
 	}
 	e.u(uint64(fd.Refs.Len()))
 	for _, r := range fd.Refs.All() {
@@ -213,8 +213,8 @@ func decodeFileData(b []byte) (*fileData, error) {
 			df.Sig = d.s()
 			df.Doc = d.s()
 			df.Hash = d.u64()
-			df.Receiver = d.s()
-			df.SelfVar = d.s()
+			recv := d.s()
+			df.setRecv(recv, d.s())
 			if df.Parent < -1 || int(df.Parent) >= k || df.Start > df.End {
 				d.err = errCorrupt
 			}

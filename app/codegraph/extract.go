@@ -376,15 +376,17 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				default:
 					d.Kind = KindMethod
 				}
+				var recv, selfVar string
 				if rc, ok := get(capReceiver); ok {
-					d.Receiver = strings.TrimLeft(text(rc), "*")
-					if i := strings.IndexByte(d.Receiver, '['); i > 0 { // generic receiver T[K]
-						d.Receiver = d.Receiver[:i]
+					recv = strings.TrimLeft(text(rc), "*")
+					if i := strings.IndexByte(recv, '['); i > 0 { // generic receiver T[K]
+						recv = recv[:i]
 					}
 				}
 				if sv, ok := get(capSelfVar); ok {
-					d.SelfVar = text(sv)
+					selfVar = text(sv)
 				}
+				d.setRecv(recv, selfVar)
 				sigEnd := main.end
 				if b, ok := get(capBody); ok && b.start > main.start {
 					sigEnd = b.start

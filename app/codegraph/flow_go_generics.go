@@ -45,7 +45,7 @@ func (ev *goEval) goTypeParam(fb *fileBuild, name string, scope int32) (string, 
 		if c, ok := goConstraint(def.Sig, def.Name, name); ok {
 			return c, fb, d, true
 		}
-		if def.Kind != KindMethod || def.Receiver == "" {
+		if def.Kind != KindMethod || def.receiver() == "" {
 			continue
 		}
 		cls, ok := ev.b.enclosingClass(fb, d)

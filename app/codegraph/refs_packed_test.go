@@ -80,8 +80,8 @@ func TestRefListRoundTrip(t *testing.T) {
 		t.Fatal("empty list is not empty")
 	}
 	// Distinct strings are stored once.
-	if len(l.strs) > 300+600/4+4 {
-		t.Errorf("%d strings in the table, want each distinct one once", len(l.strs))
+	if l.strCount() > 300+600/4+4 {
+		t.Errorf("%d strings in the table, want each distinct one once", l.strCount())
 	}
 }
 
@@ -108,7 +108,7 @@ func TestRefPackerReuse(t *testing.T) {
 	if got := lb.Unpack(); !reflect.DeepEqual(got, b) {
 		t.Errorf("second file: %+v, want %+v", got, b)
 	}
-	if len(lb.strs) != 2 { // "" and "Base"
-		t.Errorf("second file's table %q holds strings of the first", lb.strs)
+	if lb.strCount() != 2 || lb.text != "Base" { // "" and "Base"
+		t.Errorf("second file's table %q (%d strings) holds strings of the first", lb.text, lb.strCount())
 	}
 }

@@ -228,7 +228,7 @@ func (b *builder) assemblePatch(prev *Graph, ordered, changed []*fileBuild, old 
 				continue
 			}
 			if room := maxUnresolvedSample - len(st.UnresolvedSample); room > 0 {
-				st.UnresolvedSample = append(st.UnresolvedSample, r.sample[:min(room, len(r.sample))]...)
+				st.UnresolvedSample = appendSample(st.UnresolvedSample, r.sample[:min(room, len(r.sample))])
 			}
 		}
 	}
