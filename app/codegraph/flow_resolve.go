@@ -708,7 +708,7 @@ func localName(fb *fileBuild, name string, def int32) bool {
 		return false
 	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if r := fb.rowAt(d, false, s); r != nil && r.local {
+		if r := fb.rowAt(d, false, s); r.local {
 			return fb.facts == nil || !slices.Contains(fb.facts.params.of(d), name)
 		}
 	}
