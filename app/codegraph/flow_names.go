@@ -8,8 +8,8 @@ import (
 
 // A file's scope tables (nested definitions, locals, flow sources and type
 // hints), keyed by integers: each name the tables hold is interned once
-// into a per-file symbol, and one table of rows is keyed by the packed
-// (scope, attr, symbol). Binding a name walks the scopes from the inner
+// into a per-file symbol, and one table of rows is keyed by (symbol,
+// scope, attr). Binding a name walks the scopes from the inner
 // definition out and asks each level for its definition, local, flow
 // sources and hints: that was up to four map lookups hashing the name
 // each time (struct keys holding the name; Bloom filters skipped the
@@ -18,7 +18,7 @@ import (
 // Now the name is hashed once (a miss answers "not here" for every table:
 // no walk), each level is one search among the symbol's rows, and the flow
 // sources and hints are stored in one flat slab each per file (fb.flow,
-// fb.hints), which the rows index.
+// fb.hints), laid out row by row.
 
 // scopeTab is a file's scope tables. Its rows are grouped by symbol
 // (symbol s's are rows[symRow[s]:symRow[s+1]], ordered by key): a row is
