@@ -283,7 +283,7 @@ func (fb *fileBuild) lookupName(name string, def int32) (binding, bool) {
 			break // (nested holds no module-level entries that count)
 		}
 		r := fb.rowAt(d, false, s)
-		if r == nil {
+		if !r.found {
 			continue
 		}
 		if r.nested > 0 {

@@ -396,11 +396,11 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		if d >= 0 && d != scope && fb.fd.Defs[d].Kind == KindClass {
 			continue
 		}
-		var r *tabRow
+		var r tabRow
 		if known {
 			r = fb.rowAt(d, false, s)
 		}
-		if d >= 0 && r != nil && r.nested > 0 {
+		if d >= 0 && r.nested > 0 {
 			return []flowVal{{id: fb.ids[r.nested-1]}}
 		}
 		if xs, ok := fe.extra[hintKey{scope: d, name: name}]; ok && fb == fe.fb {
@@ -410,7 +410,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 			}
 			return out
 		}
-		if r != nil && r.flowN > 0 {
+		if len(r.flow) > 0 {
 			out := fe.srcs(fb, fb.srcsOf(r), depth)
 			if d >= 0 && fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
 				// A parameter assigned in the body (msg = deepcopy(msg)):
@@ -422,7 +422,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 		if d < 0 {
 			break
 		}
-		if r != nil && r.local {
+		if r.local {
 			if fb == fe.fb && fb.facts != nil && slices.Contains(fb.facts.params.of(d), name) {
 				return fe.paramValues(fb, d, name, depth)
 			}

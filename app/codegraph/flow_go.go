@@ -325,10 +325,10 @@ func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt 
 		if d < 0 {
 			break
 		}
-		if r != nil && r.nested > 0 {
+		if r.nested > 0 {
 			break
 		}
-		if r != nil && r.local {
+		if r.local {
 			return goEnt{} // a local whose type is not known
 		}
 	}
@@ -752,8 +752,7 @@ type hintAt struct {
 
 // goHintLines records where each variable's types are assigned.
 func (fb *fileBuild) goHintLines() {
-	fb.goRecordParamCalls()
-	fb.goDropLiteralValues()
+	fb.goRecordParamCalls() // (goDropLiteralValues ran in finishTables)
 	for _, r := range fb.fd.Refs.All() {
 		if r.Kind != refAssign || r.Name == returnHint {
 			continue

@@ -9,26 +9,29 @@ import "strings"
 // goDropLiteralValues keeps one type per composite literal assignment: x :=
 // T{…} records both the value (when it is short) and the literal's type T
 // (always, so that long multi-line literals still type x); the value is
-// dropped where the type is known.
-func (fb *fileBuild) goDropLiteralValues() {
+// dropped where the type is known. It runs while finishTables lays out the
+// hints (h: each row's types, which it shortens in place).
+func (fb *fileBuild) goDropLiteralValues(h *hintLayout) {
 	for _, r := range fb.fd.Refs.All() {
 		if r.Kind != refAssign || r.Object == "" || strings.HasPrefix(r.Object, valuePrefix) || strings.Contains(r.Name, ".") {
 			continue
 		}
-		row := fb.row(r.Def, false, r.Name)
-		ts := fb.hintsOf(row)
+		i, ok := h.rowOf(r.Def, r.Name)
+		if !ok {
+			continue
+		}
+		ts := h.of(i)
 		if len(ts) < 2 {
 			continue
 		}
-		for i, t := range ts {
+		for j, t := range ts {
 			v, ok := strings.CutPrefix(t, valuePrefix)
 			if !ok {
 				continue
 			}
 			v = strings.TrimLeft(v, "& ")
 			if strings.HasPrefix(v, r.Object) && strings.HasPrefix(strings.TrimSpace(v[len(r.Object):]), "{") {
-				copy(ts[i:], ts[i+1:]) // (in the row's part of the slab)
-				row.hintN--
+				h.drop(i, j)
 				break
 			}
 		}

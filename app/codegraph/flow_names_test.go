@@ -295,3 +295,56 @@ func TestChangedTabScopes(t *testing.T) {
 		t.Errorf("against an empty version: marked %v", scopes)
 	}
 }
+
+// TestScopeTablesManyScopes fills one name at 40 scopes (local at the even
+// ones, flow sources at every third, an attribute key beside some, hints
+// recorded twice at every fifth): the rows of a symbol with more than 8
+// rows are found by a binary search, so each row must come back with its
+// own local flag, sources in order and hints once, and the scopes between
+// them (and past both ends) must answer none.
+func TestScopeTablesManyScopes(t *testing.T) {
+	f := &refTables{nested: map[nestKey]int32{}, locals: map[nestKey]bool{}, flow: map[hintKey][]flowSrc{}, hints: map[hintKey][]string{}}
+	for s := int32(-1); s < 79; s += 2 {
+		if s%4 == 1 {
+			f.locals[nestKey{s, "x"}] = true
+		}
+		if s%3 == 0 {
+			k := hintKey{scope: s, name: "x"}
+			f.flow[k] = []flowSrc{{scope: s, expr: "a" + strconv.Itoa(int(s))}, {scope: s, expr: "b", call: true}}
+			f.flow[hintKey{scope: s, attr: true, name: "x"}] = []flowSrc{{scope: -1, expr: "c"}}
+		}
+		if s%5 == 0 {
+			f.hints[hintKey{scope: s, name: "x"}] = []string{"T" + strconv.Itoa(int(s)), "U"}
+		}
+		f.nested[nestKey{s, "d" + strconv.Itoa(int(s))}] = s + 1
+	}
+	fb := &fileBuild{}
+	fillFrom(fb, f)
+	for s := int32(-3); s < 82; s++ {
+		for _, attr := range []bool{false, true} {
+			k := hintKey{scope: s, attr: attr, name: "x"}
+			if got, _ := fb.flowAt(s, attr, "x"); !slices.Equal(got, f.flow[k]) {
+				t.Errorf("flowAt(%v) = %v, want %v", k, got, f.flow[k])
+			}
+			if got, _ := fb.hintsAt(s, attr, "x"); !slices.Equal(got, f.hints[k]) {
+				t.Errorf("hintsAt(%v) = %v, want %v", k, got, f.hints[k])
+			}
+		}
+		if got, want := fb.localAt(s, "x"), f.locals[nestKey{s, "x"}]; got != want {
+			t.Errorf("localAt(%d, x) = %v, want %v", s, got, want)
+		}
+		if _, ok := fb.nestedAt(s, "x"); ok {
+			t.Errorf("nestedAt(%d, x) found a definition", s)
+		}
+	}
+	n := 0
+	for k, ss := range fb.flowVars() {
+		n++
+		if !slices.Equal(ss, f.flow[k]) {
+			t.Errorf("flowVars yields %v %v, want %v", k, ss, f.flow[k])
+		}
+	}
+	if n != len(f.flow) {
+		t.Errorf("flowVars yields %d variables, want %d", n, len(f.flow))
+	}
+}

@@ -1,7 +1,6 @@
 package codegraph
 
 import (
-	"maps"
 	"slices"
 	"strings"
 )
@@ -332,8 +331,8 @@ func (fe *flowEval) decoratedBy(fb *fileBuild, f int32) []flowVal {
 		return nil
 	}
 	var out []flowVal
-	for _, d := range slices.Sorted(maps.Keys(fb.facts.decos)) { // map order would vary the values' order
-		for _, dc := range fb.facts.decos[d] {
+	for _, d := range fb.facts.decos.defs { // (in increasing order)
+		for _, dc := range fb.facts.decos.of(d) {
 			if dc.expr != fb.fd.Defs[f].Name && !strings.HasSuffix(dc.expr, "."+fb.fd.Defs[f].Name) {
 				continue
 			}

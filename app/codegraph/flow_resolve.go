@@ -206,7 +206,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		if !ok {
 			continue
 		}
-		uses := loc.fb.facts.uses[loc.idx]
+		uses := loc.fb.facts.uses.of(loc.idx)
 		if len(uses) == 0 {
 			continue
 		}
@@ -258,7 +258,7 @@ func (fe *flowEval) wrappers(id string) []string {
 		return nil
 	}
 	var out []string
-	for _, d := range loc.fb.facts.decos[loc.idx] {
+	for _, d := range loc.fb.facts.decos.of(loc.idx) {
 		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
 			if n := fe.b.node(v.id); !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
@@ -708,7 +708,7 @@ func localName(fb *fileBuild, name string, def int32) bool {
 		return false
 	}
 	for d := def; d >= 0; d = fb.fd.Defs[d].Parent {
-		if r := fb.rowAt(d, false, s); r != nil && r.local {
+		if r := fb.rowAt(d, false, s); r.local {
 			return fb.facts == nil || !slices.Contains(fb.facts.params.of(d), name)
 		}
 	}
