@@ -106,26 +106,33 @@ static int cl_kids_at(const cl_result *r, const TSQueryMatch *m) {
 	return -1;
 }
 
-static int cl_push(cl_result *r, uint32_t v) {
-	if (r->len == r->cap) {
-		size_t nc = r->cap ? r->cap * 2 : 8192;
-		uint32_t *nd = realloc(r->data, nc * sizeof(uint32_t));
-		if (!nd) return 0;
-		r->data = nd;
-		r->cap = nc;
-	}
-	r->data[r->len++] = v;
+// cl_reserve makes room for n more values in r.
+static int cl_reserve(cl_result *r, size_t n) {
+	if (r->len + n <= r->cap) return 1;
+	size_t nc = r->cap ? r->cap * 2 : 8192;
+	while (nc < r->len + n) nc *= 2;
+	uint32_t *nd = realloc(r->data, nc * sizeof(uint32_t));
+	if (!nd) return 0;
+	r->data = nd;
+	r->cap = nc;
 	return 1;
 }
 
 // cl_push_match appends m to r, its sub-th capture (-1: none) replaced by
-// node sub.
+// node sub: room for the whole match is made once.
 static int cl_push_match(cl_result *r, const TSQueryMatch *m, int sub, TSNode subnode) {
-	if (!cl_push(r, m->pattern_index) || !cl_push(r, m->capture_count)) return 0;
+	if (!cl_reserve(r, 2 + 3 * (size_t)m->capture_count)) return 0;
+	uint32_t *d = r->data + r->len;
+	*d++ = m->pattern_index;
+	*d++ = m->capture_count;
 	for (uint16_t i = 0; i < m->capture_count; i++) {
 		TSNode nd = (int)i == sub ? subnode : m->captures[i].node;
-		if (!cl_push(r, m->captures[i].index) || !cl_push(r, ts_node_start_byte(nd)) || !cl_push(r, ts_node_end_byte(nd))) return 0;
+		uint32_t start = ts_node_start_byte(nd);
+		*d++ = m->captures[i].index;
+		*d++ = start;
+		*d++ = ts_node_end_byte(nd);
 	}
+	r->len = (size_t)(d - r->data);
 	return 1;
 }
 
