@@ -139,6 +139,15 @@ func extractorOf(l *language, r *tsRunner) (*extractor, error) {
 	var kids [][]kidRule
 	for i, n := range r.q.names {
 		role, ok := roleNames[n]
+		if r.q.sub != nil && i >= r.q.subBase {
+			// cl_run_sub reports the sub query's matches as they are.
+			if _, isFilter := l.captureTypes[n]; isFilter {
+				return nil, fmt.Errorf("%s: sub query capture %s is a filter capture", l.name, n)
+			}
+			if _, isKids := l.captureKids[n]; isKids {
+				return nil, fmt.Errorf("%s: sub query capture %s is a children capture", l.name, n)
+			}
+		}
 		if types, isFilter := l.captureTypes[n]; isFilter && !ok {
 			if only == nil {
 				only = make([][]uint16, len(r.q.names))
