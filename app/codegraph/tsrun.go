@@ -255,6 +255,26 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 	return ok;
 }
 
+// Flags of a capture id for cl_run's match loop; CL_FLAGS_MAX is the most
+// capture ids it keeps them for (past that it loops over the captures
+// once for each: cl_sub_at, cl_kids_at, cl_keep).
+#define CL_FLAG_ONLY 1
+#define CL_FLAG_KIDS 2
+#define CL_FLAG_SUB 4
+#define CL_FLAGS_MAX 256
+
+// cl_flags fills fl with the flags of capture ids 0..n-1 and returns it.
+static const uint8_t *cl_flags(const cl_result *r, uint8_t *fl, uint32_t n) {
+	for (uint32_t id = 0; id < n; id++) {
+		uint8_t f = 0;
+		if (r->only && id < r->only_n && r->only_ids[id]) f |= CL_FLAG_ONLY;
+		if (r->kids && id < r->kids_n && r->kids[id * CL_KID_MAX * 2]) f |= CL_FLAG_KIDS;
+		if (r->sub && id == r->sub_cap) f |= CL_FLAG_SUB;
+		fl[id] = f;
+	}
+	return fl;
+}
+
 // cl_before reports whether a capture of m starts before safe (split
 // parts keep only those matches: see cl_run).
 static int cl_before(const TSQueryMatch *m, uint32_t safe) {
@@ -392,6 +412,11 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 		}
 	}
 	ts_query_cursor_set_max_start_depth(c, band);
+	// What each capture id is to the match loop (filter, children, sub
+	// query marker): one table instead of a loop over the captures for each.
+	uint8_t flbuf[CL_FLAGS_MAX];
+	uint32_t nfl = ts_query_capture_count(q);
+	const uint8_t *fl = nfl <= CL_FLAGS_MAX ? cl_flags(r, flbuf, nfl) : NULL;
 	cl_nodes todo = {0}, subs = {0};
 	if (!cl_nodes_push(&todo, root)) r->ok = -1;
 	for (size_t next = 0; r->ok > 0 && next < todo.len; next++) {
@@ -400,15 +425,31 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 		TSQueryMatch m;
 		while (ts_query_cursor_next_match(c, &m)) {
 			if (split && !cl_before(&m, safe)) continue;
-			if (r->sub) {
-				int s = cl_sub_at(r, &m);
-				if (s >= 0) { // a node to run the sub query from, not a match
-					if (!cl_nodes_push(&subs, m.captures[s].node)) { r->ok = -1; break; }
-					continue;
+			int k = -1, s = -1, keep = 1;
+			if (fl) {
+				// One look at each capture, as cl_sub_at, cl_kids_at and
+				// cl_keep would.
+				for (uint16_t i = 0; i < m.capture_count; i++) {
+					uint32_t id = m.captures[i].index;
+					uint8_t f = id < nfl ? fl[id] : 0;
+					if (!f) continue;
+					if ((f & CL_FLAG_SUB) && s < 0) s = i;
+					if ((f & CL_FLAG_KIDS) && k < 0) {
+						k = i;
+					} else if ((f & CL_FLAG_ONLY) && !cl_keep_node(r, id, m.captures[i].node)) {
+						keep = 0;
+					}
 				}
+			} else {
+				s = r->sub ? cl_sub_at(r, &m) : -1;
+				k = r->kids ? cl_kids_at(r, &m) : -1;
+				keep = !r->only || cl_keep(r, &m, k);
 			}
-			int k = r->kids ? cl_kids_at(r, &m) : -1;
-			if (r->only && !cl_keep(r, &m, k)) continue;
+			if (s >= 0) { // a node to run the sub query from, not a match
+				if (!cl_nodes_push(&subs, m.captures[s].node)) { r->ok = -1; break; }
+				continue;
+			}
+			if (!keep) continue;
 			if (k >= 0 ? !cl_kids(r, &m, k) : !cl_push_match(r, &m, -1, (TSNode){0})) { r->ok = -1; break; }
 		}
 		if (r->ok > 0 && !cl_below_band(top, band, &todo)) r->ok = -1;
