@@ -57,12 +57,6 @@ extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 
-// cl_nodes is a growable list of nodes.
-typedef struct {
-	TSNode *data;
-	size_t len, cap;
-} cl_nodes;
-
 typedef struct {
 	uint32_t *data;
 	size_t len, cap;
@@ -87,11 +81,6 @@ typedef struct {
 	const TSQuery *sub;
 	TSQueryCursor *sub_cursor;
 	uint32_t sub_cap, sub_base;
-	// cl_run's lists (the tops of its passes, the sub query's nodes), kept
-	// from call to call: a fresh one per file was a malloc of 2 KB, large
-	// enough for glibc to consolidate its fast bins (the previous tree's
-	// freed nodes) every time.
-	cl_nodes todo, subs;
 } cl_result;
 
 // CL_KID_MAX is how many children rules one capture may have.
@@ -216,14 +205,10 @@ static int cl_kids(cl_result *r, const TSQueryMatch *m, int k) {
 // as before.
 #define CL_BAND 96
 
-
-// cl_nodes_trim frees a list a huge file grew (kept otherwise).
-static void cl_nodes_trim(cl_nodes *s) {
-	if (s->cap > 4096) {
-		free(s->data);
-		*s = (cl_nodes){0};
-	}
-}
+typedef struct {
+	TSNode *data;
+	size_t len, cap;
+} cl_nodes;
 
 static int cl_nodes_push(cl_nodes *s, TSNode n) {
 	if (s->len == s->cap) {
@@ -432,12 +417,10 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 	uint8_t flbuf[CL_FLAGS_MAX];
 	uint32_t nfl = ts_query_capture_count(q);
 	const uint8_t *fl = nfl <= CL_FLAGS_MAX ? cl_flags(r, flbuf, nfl) : NULL;
-	cl_nodes *todo = &r->todo, *subs = &r->subs;
-	todo->len = 0;
-	subs->len = 0;
-	if (!cl_nodes_push(todo, root)) r->ok = -1;
-	for (size_t next = 0; r->ok > 0 && next < todo->len; next++) {
-		TSNode top = todo->data[next];
+	cl_nodes todo = {0}, subs = {0};
+	if (!cl_nodes_push(&todo, root)) r->ok = -1;
+	for (size_t next = 0; r->ok > 0 && next < todo.len; next++) {
+		TSNode top = todo.data[next];
 		ts_query_cursor_exec(c, q, top);
 		TSQueryMatch m;
 		while (ts_query_cursor_next_match(c, &m)) {
@@ -463,17 +446,17 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 				keep = !r->only || cl_keep(r, &m, k);
 			}
 			if (s >= 0) { // a node to run the sub query from, not a match
-				if (!cl_nodes_push(subs, m.captures[s].node)) { r->ok = -1; break; }
+				if (!cl_nodes_push(&subs, m.captures[s].node)) { r->ok = -1; break; }
 				continue;
 			}
 			if (!keep) continue;
 			if (k >= 0 ? !cl_kids(r, &m, k) : !cl_push_match(r, &m, -1, (TSNode){0})) { r->ok = -1; break; }
 		}
-		if (r->ok > 0 && !cl_below_band(top, band, todo)) r->ok = -1;
+		if (r->ok > 0 && !cl_below_band(top, band, &todo)) r->ok = -1;
 	}
-	if (r->ok > 0 && subs->len > 0 && !cl_run_sub(r, subs, split, safe)) r->ok = -1;
-	cl_nodes_trim(todo);
-	cl_nodes_trim(subs);
+	if (r->ok > 0 && subs.len > 0 && !cl_run_sub(r, &subs, split, safe)) r->ok = -1;
+	free(todo.data);
+	free(subs.data);
 	if (keep && r->ok > 0) return t;
 	ts_tree_delete(t);
 	return NULL;
@@ -484,8 +467,6 @@ static void cl_result_free(cl_result *r) {
 	if (!r) return;
 	if (r->kid_cursor_set) ts_tree_cursor_delete(&r->kid_cursor);
 	free(r->data);
-	free(r->todo.data);
-	free(r->subs.data);
 	free(r);
 }
 
