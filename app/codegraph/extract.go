@@ -20,7 +20,7 @@ type extractor struct {
 	// Scratch space reused from file to file (an extractor serves one
 	// worker at a time), emptied before each use.
 	refs     []refAt
-	interned map[string]string
+	interned internTable // the file's names (extract_intern.go)
 	used     map[string]bool
 	argKey   []byte    // a refArg's "slot\x00argument", built before interning
 	packer   refPacker // packs the file's references (refs_packed.go)
@@ -139,6 +139,15 @@ func extractorOf(l *language, r *tsRunner) (*extractor, error) {
 	var kids [][]kidRule
 	for i, n := range r.q.names {
 		role, ok := roleNames[n]
+		if r.q.sub != nil && i >= r.q.subBase {
+			// cl_run_sub reports the sub query's matches as they are.
+			if _, isFilter := l.captureTypes[n]; isFilter {
+				return nil, fmt.Errorf("%s: sub query capture %s is a filter capture", l.name, n)
+			}
+			if _, isKids := l.captureKids[n]; isKids {
+				return nil, fmt.Errorf("%s: sub query capture %s is a children capture", l.name, n)
+			}
+		}
 		if types, isFilter := l.captureTypes[n]; isFilter && !ok {
 			if only == nil {
 				only = make([][]uint16, len(r.q.names))
@@ -247,6 +256,31 @@ func (li lineIndex) line(off uint32) int32 {
 	return int32(lo)
 }
 
+// lineCursor answers lineIndex.line for offsets that mostly come in
+// order (a file's matches): it tries the previous answer's line and the
+// next one before a binary search.
+type lineCursor struct {
+	li lineIndex
+	k  int // li index of the previous answer's line
+}
+
+// line returns the 1-based line holding byte off (= c.li.line(off)).
+func (c *lineCursor) line(off uint32) int32 {
+	li, k := c.li, c.k
+	if k < len(li) && li[k] <= off {
+		if k+1 == len(li) || off < li[k+1] {
+			return int32(k + 1)
+		}
+		if k+2 == len(li) || off < li[k+2] {
+			c.k = k + 1
+			return int32(k + 2)
+		}
+	}
+	l := li.line(off)
+	c.k = int(l) - 1
+	return l
+}
+
 // capture is a captured node reduced to what we need (no more cgo after).
 type capture struct {
 	role       captureRole
@@ -279,27 +313,31 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	if len(src) > 0 && src[len(src)-1] == '\n' {
 		fd.Lines--
 	}
-	// Names repeat a lot within a file: intern them (the map lookup with a
-	// converted byte slice does not allocate).
-	e.interned = scratchMap(e.interned, 256)
-	interned := e.interned
+	// Names repeat a lot within a file: intern them.
+	interned := &e.interned
+	interned.reset()
 	text := func(c capture) string {
 		if c.end <= c.start || int(c.end) > len(src) {
 			return ""
 		}
 		b := src[c.start:c.end]
-		if len(b) <= 64 {
-			if s, ok := interned[string(b)]; ok {
-				return s
+		if len(b) > 64 {
+			if fd.BadUTF8 {
+				return strings.ToValidUTF8(string(b), "\uFFFD")
+			}
+			return string(b)
+		}
+		s, h, ok := interned.find(b)
+		if ok {
+			return s
+		}
+		s = string(b)
+		if fd.BadUTF8 {
+			if v := strings.ToValidUTF8(s, "\uFFFD"); v != s {
+				return v // not b's text: not interned under b
 			}
 		}
-		s := string(b)
-		if fd.BadUTF8 {
-			s = strings.ToValidUTF8(s, "\uFFFD")
-		}
-		if len(b) <= 64 {
-			interned[s] = s
-		}
+		interned.add(s, h)
 		return s
 	}
 
@@ -317,6 +355,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 	}
 	caps := make([]capture, 0, 8)
 	args := argCursor{full: e.fullArgScan}
+	lc := lineCursor{li: li}
 	refsCut, defsCut := capCut{at: -1}, capCut{at: -1}
 	// consume reads the matches of one parse (of the file, or of one part of
 	// it starting at byte base).
@@ -367,7 +406,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					continue
 				}
 				d := defRec{Name: text(nm), Parent: -1, Start: main.start, End: main.end,
-					StartLine: li.line(main.start), EndLine: li.line(max(main.end, main.start+1) - 1)}
+					StartLine: lc.line(main.start), EndLine: li.line(max(main.end, main.start+1) - 1)}
 				switch main.role {
 				case capDefClass:
 					d.Kind = KindClass
@@ -419,7 +458,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				if len(e.lang.implicit[tok]) == 0 {
 					continue
 				}
-				refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: li.line(ob.start)}, ob.start})
+				refs = append(refs, refAt{refRec{Kind: refImplicit, Name: tok, Object: text(ob), Line: lc.line(ob.start)}, ob.start})
 			case capRefArg:
 				nm, ok1 := get(capName)
 				ob, ok2 := get(capObject)
@@ -437,12 +476,12 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				}
 				// Slot and argument repeat as much as names do: intern the pair.
 				e.argKey = append(append(append(e.argKey[:0], slot...), argSep...), text(nm)...)
-				name, ok := interned[string(e.argKey)]
+				name, h, ok := interned.find(e.argKey)
 				if !ok {
 					name = string(e.argKey)
-					interned[name] = name
+					interned.add(name, h)
 				}
-				refs = append(refs, refAt{refRec{Kind: refArg, Name: name, Object: text(ob), Line: li.line(nm.start)}, nm.start})
+				refs = append(refs, refAt{refRec{Kind: refArg, Name: name, Object: text(ob), Line: lc.line(nm.start)}, nm.start})
 			case capRefCall, capRefUse, capRefInherit, capRefAssign, capRefValue, capRefDecor:
 				nm, ok := get(capName)
 				if !ok {
@@ -452,7 +491,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 					// A function's result type: "<return>" in the function.
 					nm = capture{role: capName, start: main.start, end: main.start}
 				}
-				r := refRec{Kind: refCall, Name: text(nm), Line: li.line(nm.start)}
+				r := refRec{Kind: refCall, Name: text(nm), Line: lc.line(nm.start)}
 				if nm.end == nm.start {
 					r.Name = returnHint
 				}
@@ -480,7 +519,7 @@ func (e *extractor) extract(ctx context.Context, src []byte, fd *fileData, kt *k
 				}
 				refs = append(refs, refAt{r, nm.start})
 			case capImport:
-				im := importRec{Line: li.line(main.start), Start: main.start, End: main.end}
+				im := importRec{Line: lc.line(main.start), Start: main.start, End: main.end}
 				if c, ok := get(capModule); ok {
 					im.Module = stripQuotes(text(c))
 				}
@@ -719,9 +758,6 @@ func (e *extractor) dropLargeScratch() {
 	}
 	if len(e.used) > 8192 {
 		e.used = nil
-	}
-	if len(e.interned) > 8192 {
-		e.interned = nil
 	}
 }
 

@@ -33,6 +33,11 @@ import (
 // @object` finds the same references with one tree-sitter state instead of
 // one per branch (see BENCHMARKS.md, tscost). A filter capture whose prefix is
 // no role ("check.operand") only filters.
+//
+// A query may end with a sub query (after subQueryMarker, tsrun.go): its
+// patterns run from each node the main patterns capture as @sub, starting
+// only at that node, and report their matches after the main query's
+// (Python: module-level and class-body assignments; BENCHMARKS.md, cost5).
 type language struct {
 	name    string   // "python", "go", "javascript", "typescript", "tsx"
 	family  string   // languages of one family resolve imports among each other

@@ -60,7 +60,6 @@ const pythonQuery = `
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @name right: (subscript value: [(identifier) (attribute)]) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (call)) @object) @ref.value
 (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . (_) . [(string) (binary_operator left: (string))])) @object) @ref.value
-(class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 (assignment left: (pattern_list) @name right: (call) @object) @ref.value
 (return_statement (_) @object.ops) @ref.value
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @object) alias: (_) @name.kid)) @ref.assign
@@ -93,7 +92,6 @@ const pythonQuery = `
 (decorator) @ref.decorator @name.kid
 (decorator (attribute object: (_) @object attribute: (identifier) @name)) @ref.decorator
 
-(module (expression_statement (assignment left: (identifier) @name)) @global)
 
 (assignment left: (identifier) @name) @local
 (assignment left: [(pattern_list) (tuple_pattern)] (identifier) @name) @local
@@ -116,6 +114,12 @@ const pythonQuery = `
 
 (subscript value: (_) @object subscript: (string) @name) @env
 (call function: (_) @object arguments: (argument_list . (string) @name)) @env
+
+(module) @sub
+(class_definition) @sub
+;; sub query: run from @sub nodes
+(module (expression_statement (assignment left: (identifier) @name)) @global)
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (call function: (identifier) arguments: (argument_list . [(identifier) (attribute)] .)) @object)))) @ref.value
 `
 
 // The node types of pythonQuery's filter captures (language.captureTypes):
