@@ -85,9 +85,11 @@ const resolveGCFrom = 0.75
 // resolveGCMinLive is the live heap (last marked, when resolveGCFrom of
 // the files are resolved) below which the resolution keeps the build's
 // target: go/src (≈ 300–400 MB live, peak ≈ 500–600 MB, already under twice the graph it
-// keeps) paid ≈ 5 % more CPU for it and no lower peak; pyenv's stdlib has
-// ≈ 650 MB live there.
-const resolveGCMinLive = 512 << 20
+// keeps) paid ≈ 5 % more CPU for it and no lower peak. pyenv's stdlib had
+// ≈ 650 MB live there; after the sixth round's cuts it marks 499–528 MB
+// (and go/src's CLI build at most ≈ 200 MB), so the line sits between the
+// two with room on both sides rather than just under pyenv.
+const resolveGCMinLive = 400 << 20
 
 // tightenResolveGCIfLarge is tightenResolveGC when the live heap is at
 // least resolveGCMinLive; otherwise it changes nothing.
