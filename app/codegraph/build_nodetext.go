@@ -38,21 +38,30 @@ func restoreNodeText(fb *fileBuild) {
 	defs := fb.fd.Defs
 	quals := make([]string, len(defs))
 	sep := fb.lang.qualSep
-	for i, d := range defs {
-		var q string
-		switch {
-		case d.Parent >= 0:
-			q = quals[d.Parent] + "." + d.Name
-		case d.receiver() != "":
-			q = joinQual(fb.key, sep, d.receiver()+"."+d.Name)
-		default:
-			q = joinQual(fb.key, sep, d.Name)
-		}
+	for i := range defs {
+		d := &defs[i]
+		q := defQual(fb.key, sep, quals, d)
 		quals[i] = q
 		n := fb.nodes[i+1]
 		n.QualName, n.Hash = q, hex16(d.Hash)
 	}
 	fb.textShed = false
+}
+
+// defQual is the qualified name fillFileBuild gives definition d of a
+// file with module key key: its parent's (quals, by definition index), a
+// dot and its name; for a top-level definition the module key, the
+// language's separator sep and its name (a Go method's: its receiver
+// type's name, a dot and its name).
+func defQual(key, sep string, quals []string, d *defRec) string {
+	switch {
+	case d.Parent >= 0:
+		return quals[d.Parent] + "." + d.Name
+	case d.receiver() != "":
+		return joinQual(key, sep, d.receiver()+"."+d.Name)
+	default:
+		return joinQual(key, sep, d.Name)
+	}
 }
 
 // restoreAllNodeText is restoreNodeText for every file, on all CPUs.

@@ -55,15 +55,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 	}
 	dups := make(map[dupKey]int, len(fd.Defs))
 	for i, d := range fd.Defs {
-		var q string
-		switch {
-		case d.Parent >= 0:
-			q = quals[d.Parent] + "." + d.Name
-		case d.receiver() != "":
-			q = joinQual(fb.key, sep, d.receiver()+"."+d.Name)
-		default:
-			q = joinQual(fb.key, sep, d.Name)
-		}
+		q := defQual(fb.key, sep, quals, &d)
 		quals[i] = q
 		dk := dupKey{d.Kind, q}
 		id := nodeID(d.Kind, q, fd.Path, dups[dk])
