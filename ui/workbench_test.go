@@ -240,8 +240,19 @@ func TestFiltersHideNodesAndEdges(t *testing.T) {
 func TestSearchFocusesNode(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{})
 	openSample(t, w, project)
-	test.Type(w.search, "bulk_discount")
-	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	// Typed on the UI goroutine: the references of the node selected before
+	// are listed there meanwhile, and two goroutines updating one label at
+	// once made Fyne's text renderer panic (a CI run).
+	search := func(q string) {
+		runOnUI(w, func() {
+			w.search.SetText(q)
+			w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		})
+	}
+	runOnUI(w, func() {
+		test.Type(w.search, "bulk_discount")
+		w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	})
 	waitFor(t, "the focus view", func() bool {
 		v := w.graph.View()
 		// A function gets the symbol view (callers, callees) since issue 12.
@@ -259,8 +270,7 @@ func TestSearchFocusesNode(t *testing.T) {
 		t.Error("focused node not in the view")
 	}
 	// A function far down its file: the code pane scrolls to it.
-	w.search.SetText("line_total")
-	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	search("line_total")
 	if !strings.HasPrefix(w.code.MarkedText(), "def line_total(") {
 		t.Fatalf("code pane after second search: %q", w.code.MarkedText())
 	}
@@ -269,10 +279,11 @@ func TestSearchFocusesNode(t *testing.T) {
 	}
 	id = w.graph.Selected()
 	// No match: a message, nothing changes.
-	w.search.SetText("zzzqqqxxx")
-	w.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if !strings.Contains(w.status.Text, "No node matches") || w.graph.Selected() != id {
-		t.Errorf("no-match search: status %q selected %q", w.status.Text, w.graph.Selected())
+	search("zzzqqqxxx")
+	var status string
+	runOnUI(w, func() { status = w.status.Text })
+	if !strings.Contains(status, "No node matches") || w.graph.Selected() != id {
+		t.Errorf("no-match search: status %q selected %q", status, w.graph.Selected())
 	}
 }
 
@@ -285,11 +296,14 @@ func TestSaveWritesFileReindexesAndReverts(t *testing.T) {
 	orig, _ := os.ReadFile(path)
 	before := len(w.snap.Nodes())
 	edited := string(orig) + "\n\ndef added_in_test(q):\n    return bulk_discount(q) + 1\n"
-	w.code.SetEditorText(edited)
-	if !w.code.Dirty() {
+	var dirty bool
+	runOnUI(w, func() { w.code.SetEditorText(edited); dirty = w.code.Dirty() })
+	if !dirty {
 		t.Fatal("editor not dirty after an edit")
 	}
-	w.code.editor.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierControl})
+	runOnUI(w, func() {
+		w.code.editor.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierControl})
+	})
 	waitFor(t, "save and re-index", func() bool {
 		return w.snap != nil && len(w.snap.Nodes()) == before+1 && !w.code.Dirty() && len(w.panes.Versions()) == 1
 	})
