@@ -131,9 +131,13 @@ func isDepKind(k string) bool {
 // ID position, as Graph.descendants).
 func (r *Reader) descendants(i int) []int {
 	out := []int{i}
+	seen := map[int]bool{i: true} // a damaged file's child lists may loop
 	for k := 0; k < len(out); k++ {
 		for _, c := range r.row(secChildOff, secChildList, out[k]) {
-			out = append(out, int(c))
+			if !seen[int(c)] {
+				seen[int(c)] = true
+				out = append(out, int(c))
+			}
 		}
 	}
 	return out
