@@ -75,21 +75,18 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
+// lineStart returns the offset of the first byte of the line holding
+// byte i of src (just past the last newline before i, or 0).
+func lineStart(src []byte, i int) int { return bytes.LastIndexByte(src[:i], '\n') + 1 }
+
 // leadingComment returns the block of line comments (// or /* */) ending on
 // the line right above byte start.
 func leadingComment(src []byte, start uint32) string {
-	// Start of the definition's line.
-	ls := int(start)
-	for ls > 0 && src[ls-1] != '\n' {
-		ls--
-	}
+	ls := lineStart(src, int(start)) // the definition's line
 	var lines []string
 	end := ls
 	for end > 0 {
-		ps := end - 1
-		for ps > 0 && src[ps-1] != '\n' {
-			ps--
-		}
+		ps := lineStart(src, end-1) // the line above
 		line := strings.TrimSpace(string(src[ps : end-1]))
 		switch {
 		case strings.HasPrefix(line, "//"):

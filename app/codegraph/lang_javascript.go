@@ -220,16 +220,10 @@ wasi worker_threads zlib test`)
 // separated from the definition at start by blank lines only (JSDoc still
 // applies there).
 func jsDocAbove(src []byte, start uint32) string {
-	ls := int(start)
-	for ls > 0 && src[ls-1] != '\n' {
-		ls--
-	}
+	ls := lineStart(src, int(start))
 	end := ls
 	for end > 0 {
-		ps := end - 1
-		for ps > 0 && src[ps-1] != '\n' {
-			ps--
-		}
+		ps := lineStart(src, end-1) // the line above
 		line := strings.TrimSpace(string(src[ps : end-1]))
 		if line == "" {
 			end = ps

@@ -3,6 +3,7 @@ package codegraph
 import (
 	"encoding/binary"
 	"iter"
+	"strings"
 )
 
 // refList is a file's references, packed: each distinct Name or Object
@@ -229,14 +230,15 @@ func (p *refPacker) list() refList {
 	for _, s := range p.strs {
 		size += len(s)
 	}
-	text := make([]byte, 0, size)
+	var text strings.Builder // its String does not copy
+	text.Grow(size)
 	ends := make([]uint32, len(p.strs))
 	for i, s := range p.strs { // p.strs[0] is "": ends[0] = 0
-		text = append(text, s...)
-		ends[i] = uint32(len(text))
+		text.WriteString(s)
+		ends[i] = uint32(text.Len())
 	}
 	return refList{
-		text: string(text),
+		text: text.String(),
 		ends: ends,
 		data: append(make([]byte, 0, len(p.data)), p.data...),
 		n:    p.n,

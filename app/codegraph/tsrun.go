@@ -93,25 +93,6 @@ static int cl_keep_node(const cl_result *r, uint32_t id, TSNode n) {
 	return s / 64 < r->only_words && ((r->only[id * r->only_words + s / 64] >> (s % 64)) & 1);
 }
 
-// cl_keep reports whether every filter capture of m (see cl_result.only)
-// but its skip-th (-1: none) captured a node of one of its types.
-static int cl_keep(const cl_result *r, const TSQueryMatch *m, int skip) {
-	for (uint16_t i = 0; i < m->capture_count; i++) {
-		if ((int)i != skip && !cl_keep_node(r, m->captures[i].index, m->captures[i].node)) return 0;
-	}
-	return 1;
-}
-
-// cl_kids_at returns the index of m's children capture (see cl_kids), -1
-// when it has none.
-static int cl_kids_at(const cl_result *r, const TSQueryMatch *m) {
-	for (uint16_t i = 0; i < m->capture_count; i++) {
-		uint32_t id = m->captures[i].index;
-		if (id < r->kids_n && r->kids[id * CL_KID_MAX * 2]) return i;
-	}
-	return -1;
-}
-
 // cl_reserve makes room for n more values in r.
 static int cl_reserve(cl_result *r, size_t n) {
 	if (r->len + n <= r->cap) return 1;
@@ -256,8 +237,7 @@ static int cl_below_band(TSNode n, uint32_t band, cl_nodes *out) {
 }
 
 // Flags of a capture id for cl_run's match loop; CL_FLAGS_MAX is the most
-// capture ids it keeps them for (past that it loops over the captures
-// once for each: cl_sub_at, cl_kids_at, cl_keep).
+// capture ids whose table cl_run keeps on its stack (more are malloc'ed).
 #define CL_FLAG_ONLY 1
 #define CL_FLAG_KIDS 2
 #define CL_FLAG_SUB 4
@@ -282,15 +262,6 @@ static int cl_before(const TSQueryMatch *m, uint32_t safe) {
 		if (ts_node_start_byte(m->captures[i].node) < safe) return 1;
 	}
 	return 0;
-}
-
-// cl_sub_at returns the index of m's sub-query marker capture, -1 when it
-// has none.
-static int cl_sub_at(const cl_result *r, const TSQueryMatch *m) {
-	for (uint16_t i = 0; i < m->capture_count; i++) {
-		if (m->captures[i].index == r->sub_cap) return i;
-	}
-	return -1;
 }
 
 // cl_run_sub runs the sub query from each node of subs (in order), its
@@ -416,34 +387,30 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 	// query marker): one table instead of a loop over the captures for each.
 	uint8_t flbuf[CL_FLAGS_MAX];
 	uint32_t nfl = ts_query_capture_count(q);
-	const uint8_t *fl = nfl <= CL_FLAGS_MAX ? cl_flags(r, flbuf, nfl) : NULL;
+	uint8_t *flmem = nfl <= CL_FLAGS_MAX ? flbuf : malloc(nfl);
+	const uint8_t *fl = flmem ? cl_flags(r, flmem, nfl) : NULL;
 	cl_nodes todo = {0}, subs = {0};
-	if (!cl_nodes_push(&todo, root)) r->ok = -1;
+	if (!fl || !cl_nodes_push(&todo, root)) r->ok = -1;
 	for (size_t next = 0; r->ok > 0 && next < todo.len; next++) {
 		TSNode top = todo.data[next];
 		ts_query_cursor_exec(c, q, top);
 		TSQueryMatch m;
 		while (ts_query_cursor_next_match(c, &m)) {
 			if (split && !cl_before(&m, safe)) continue;
+			// One look at each capture: the sub-query marker (s), the
+			// first children capture (k), and every other filter capture's
+			// node against its types (keep).
 			int k = -1, s = -1, keep = 1;
-			if (fl) {
-				// One look at each capture, as cl_sub_at, cl_kids_at and
-				// cl_keep would.
-				for (uint16_t i = 0; i < m.capture_count; i++) {
-					uint32_t id = m.captures[i].index;
-					uint8_t f = id < nfl ? fl[id] : 0;
-					if (!f) continue;
-					if ((f & CL_FLAG_SUB) && s < 0) s = i;
-					if ((f & CL_FLAG_KIDS) && k < 0) {
-						k = i;
-					} else if ((f & CL_FLAG_ONLY) && !cl_keep_node(r, id, m.captures[i].node)) {
-						keep = 0;
-					}
+			for (uint16_t i = 0; i < m.capture_count; i++) {
+				uint32_t id = m.captures[i].index;
+				uint8_t f = id < nfl ? fl[id] : 0;
+				if (!f) continue;
+				if ((f & CL_FLAG_SUB) && s < 0) s = i;
+				if ((f & CL_FLAG_KIDS) && k < 0) {
+					k = i;
+				} else if ((f & CL_FLAG_ONLY) && !cl_keep_node(r, id, m.captures[i].node)) {
+					keep = 0;
 				}
-			} else {
-				s = r->sub ? cl_sub_at(r, &m) : -1;
-				k = r->kids ? cl_kids_at(r, &m) : -1;
-				keep = !r->only || cl_keep(r, &m, k);
 			}
 			if (s >= 0) { // a node to run the sub query from, not a match
 				if (!cl_nodes_push(&subs, m.captures[s].node)) { r->ok = -1; break; }
@@ -457,6 +424,7 @@ static TSTree *cl_run(TSParser *p, TSQueryCursor *c, const TSQuery *q, const cha
 	if (r->ok > 0 && subs.len > 0 && !cl_run_sub(r, &subs, split, safe)) r->ok = -1;
 	free(todo.data);
 	free(subs.data);
+	if (flmem != flbuf) free(flmem);
 	if (keep && r->ok > 0) return t;
 	ts_tree_delete(t);
 	return NULL;
