@@ -228,9 +228,12 @@ type fileBuild struct {
 	// argument sites can call into (flow_args.go; nil when none).
 	argImports []string
 
-	// textShed: the qualified names and hashes of its definition nodes are
-	// cleared until the assembly (a final build; build_nodetext.go).
-	textShed bool
+	// nodesLater: nodes holds only the file node; the definitions' are
+	// made at the assembly (a final build; build_nodetext.go), and
+	// recvParents holds the parents attachReceivers gave Go methods until
+	// then (by definition index; only those that differ).
+	nodesLater  bool
+	recvParents map[int32]string
 }
 
 type nestKey struct {
@@ -252,18 +255,21 @@ type defLocation struct {
 	idx int32
 }
 
-// node returns the node of this build with ID id (nil: none). It and defAt
+// node returns what the resolution reads of the node of this build with ID
+// id (the zero nodeView: none). It and defAt
 // read one table (builder.locs): pyenv's stdlib has 330 k nodes, and a
 // second table of them took 12 MB more at the peak of a cold index.
-func (b *builder) node(id string) *Node {
+func (b *builder) node(id string) nodeView {
 	l, ok := b.locs[id]
 	switch {
 	case !ok:
-		return nil
+		return nodeView{}
 	case l.fb == nil:
-		return b.pkgs[id]
+		return viewOf(b.pkgs[id])
+	case l.idx >= 0 && l.fb.nodesLater:
+		return l.fb.defView(l.idx) // (build_nodetext.go)
 	}
-	return l.fb.nodes[l.idx+1]
+	return viewOf(l.fb.nodes[l.idx+1])
 }
 
 // defAt returns where definition id is defined (false: no definition of
@@ -332,6 +338,10 @@ type builder struct {
 	// files (fillFileBuild replaced it: JavaScript), which every build
 	// processes again (diffFiles).
 	refilled map[string]bool
+
+	// testResolved (tests only; Options.testResolved) is called once the
+	// files are resolved.
+	testResolved func(b *builder)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -356,12 +366,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	b.fbs = d.next
 	var changed []*fileBuild
 	structural := old == nil || d.gone
-	parallelFiles(todo, func(fb *fileBuild) {
-		b.fillFileBuild(fb)
-		if b.final {
-			shedNodeText(fb) // made again before the assembly (build_nodetext.go)
-		}
-	})
+	parallelFiles(todo, b.fillFileBuild)
 	b.noteRefilled(files, todo, old == nil) // update_build.go
 	for _, fb := range todo {
 		p := fb.fd.Path
@@ -460,6 +465,9 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	})
 	restoreGC()
+	if b.testResolved != nil {
+		b.testResolved(b)
+	}
 	b.hier = nil
 	prevGo := b.goEdges
 	b.goEdges = b.goEdgesFor(ordered, changed, old, patch && sameGoTypes(changed, old)) // update_build.go

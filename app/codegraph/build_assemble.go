@@ -135,7 +135,7 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fd := fb.fd
 		fd.Refs, fd.Imports, fd.Env = refList{}, nil, nil
-		fb.keys, fb.ids, fb.inherits = nil, nil, nil
+		fb.keys, fb.inherits = nil, nil
 		fb.tab, fb.hints, fb.flow, fb.facts = nil, nil, nil, nil
 		fb.scope, fb.topScope = nil, nil
 		fb.goHintAt, fb.goDisp, fb.goParamCalls, fb.argAsked = nil, nil, nil, nil
@@ -144,12 +144,11 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
-	// The nodes' qualified names and hashes, cleared through the
-	// resolution, are made from the definitions (build_nodetext.go) once
-	// the tables above are garbage.
-	restoreAllNodeText(ordered)
+	// The definitions' nodes, not made through the resolution, are made
+	// (build_nodetext.go) once the tables above are garbage.
+	makeAllDefNodes(ordered)
 	for _, fb := range ordered {
-		fb.fd.Defs = nil
+		fb.fd.Defs, fb.ids = nil, nil
 	}
 	runtime.GC()
 }

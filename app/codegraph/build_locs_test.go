@@ -34,7 +34,7 @@ func TestNodeAndDefAt(t *testing.T) {
 	b := p.b
 	defs, files, pkgs, attached := 0, 0, 0, 0
 	for _, n := range g.Nodes() {
-		if got := b.node(n.ID); got != n {
+		if got := b.node(n.ID); got != viewOf(n) {
 			t.Fatalf("node(%s) = %+v, want the graph's %+v", n.ID, got, n)
 		}
 		loc, ok := b.defAt(n.ID)
@@ -64,7 +64,7 @@ func TestNodeAndDefAt(t *testing.T) {
 		t.Fatalf("files %d, packages %d, definitions %d, attached methods %d: want 7, 1, 7, 1", files, pkgs, defs, attached)
 	}
 	for _, id := range []string{"", "no such node", g.Nodes()[0].ID + "x"} {
-		if b.node(id) != nil {
+		if b.node(id).found() {
 			t.Fatalf("node(%q) found a node", id)
 		}
 		if _, ok := b.defAt(id); ok {

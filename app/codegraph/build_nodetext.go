@@ -2,50 +2,87 @@ package codegraph
 
 import "slices"
 
-// The last build (builder.final) holds every file's nodes from the start of
-// the build to the assembly of the graph, but nothing before the assembly
-// reads a definition node's qualified name or content hash: the IDs are
-// made from the qualified names when the nodes are made, and the
-// resolution reads kinds, names, parents and signatures. Both are strings
-// of their own per node (pyenv's stdlib: ≈ 300 k nodes, ≈ 25 MB with the
-// 16-byte hashes), live through the resolution, where the heap peaks. So a
-// final build clears them once a file's nodes are made (shedNodeText) and
-// makes them again from the definitions before the assembly
-// (restoreNodeText), after the resolution's tables are dropped. The graph
-// is the same.
+// The last build (builder.final) makes no definition nodes until the
+// assembly. Nothing before it needs them: the IDs are made from the
+// qualified names when a file's tables are filled (fb.ids), and the
+// resolution reads only kinds, names, parents, signatures and languages,
+// which the definitions hold (builder.node returns them as a nodeView).
+// A Node is 208 bytes with its qualified name and hash strings; pyenv's
+// stdlib has ≈ 350 k of them (≈ 75 MB of slabs), live through the
+// resolution, where a cold index peaks. So a final build makes only each
+// file's file node in fillFileBuild and the others (makeDefNodes) once
+// the resolution's tables are dropped. The graph is the same.
 
-// shedNodeText clears the qualified names and hashes of fb's definition
-// nodes (the file node's stay: its name is the module key, shared).
-func shedNodeText(fb *fileBuild) {
-	if len(fb.nodes) <= 1 {
-		return
-	}
-	for _, n := range fb.nodes[1:] {
-		n.QualName, n.Hash = "", ""
-	}
-	fb.textShed = true
+// nodeView is what the resolution reads of a node: builder.node's answer,
+// from the node or, before a final build makes its nodes, from the
+// definition. The zero value is "no such node" (found).
+type nodeView struct {
+	ID, Name, Parent, Signature, Language string
+	Kind                                  Kind
 }
 
-// restoreNodeText makes again what shedNodeText cleared, from fb's
-// definitions, as fillFileBuild made it: a definition's qualified name is
-// its parent's, a dot and its name; a top-level one's is the module key,
-// the language's separator and its name (a Go method's: its receiver
-// type's name, a dot and its name).
-func restoreNodeText(fb *fileBuild) {
-	if !fb.textShed {
+// found reports whether v is a node's (not the zero value).
+func (v nodeView) found() bool { return v.ID != "" }
+
+// viewOf returns n's view (the zero value for nil).
+func viewOf(n *Node) nodeView {
+	if n == nil {
+		return nodeView{}
+	}
+	return nodeView{ID: n.ID, Name: n.Name, Parent: n.Parent, Signature: n.Signature, Language: n.Language, Kind: n.Kind}
+}
+
+// defView returns the view of fb's definition i whose node is not made
+// yet: what fillFileBuild and attachReceivers would have put in it.
+func (fb *fileBuild) defView(i int32) nodeView {
+	d := &fb.fd.Defs[i]
+	return nodeView{ID: fb.ids[i], Name: d.Name, Parent: fb.defParent(i), Signature: d.Sig, Language: fb.fd.Lang, Kind: d.Kind}
+}
+
+// defParent is the parent node ID of fb's definition i: the receiver type
+// attachReceivers chose for a Go method, else the enclosing definition's
+// or the file's.
+func (fb *fileBuild) defParent(i int32) string {
+	if p, ok := fb.recvParents[i]; ok {
+		return p
+	}
+	if d := fb.fd.Defs[i].Parent; d >= 0 {
+		return fb.ids[d]
+	}
+	return fb.fileID
+}
+
+// makeDefNodes makes the definition nodes of a file whose nodes were
+// deferred (fb.nodesLater), as fillFileBuild makes them in other builds: a
+// definition's qualified name is its parent's, a dot and its name; a
+// top-level one's is the module key, the language's separator and its name
+// (a Go method's: its receiver type's name, a dot and its name).
+func makeDefNodes(fb *fileBuild) {
+	if !fb.nodesLater {
 		return
 	}
 	defs := fb.fd.Defs
+	slab := make([]Node, len(defs))
 	quals := make([]string, len(defs))
 	sep := fb.lang.qualSep
+	path, lang := fb.fd.Path, fb.fd.Lang
+	fb.nodes = append(make([]*Node, 0, len(defs)+1), fb.nodes[0])
 	for i := range defs {
 		d := &defs[i]
 		q := defQual(fb.key, sep, quals, d)
 		quals[i] = q
-		n := fb.nodes[i+1]
-		n.QualName, n.Hash = q, hex16(d.Hash)
+		n := &slab[i]
+		*n = defNode(d, fb.ids[i], q, path, lang, fb.defParent(int32(i)))
+		fb.nodes = append(fb.nodes, n)
 	}
-	fb.textShed = false
+	fb.nodesLater, fb.recvParents = false, nil
+}
+
+// defNode is the node of definition d.
+func defNode(d *defRec, id, qual, path, lang, parent string) Node {
+	return Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: qual, Path: path, Language: lang,
+		StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
+		Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
 }
 
 // defQual is the qualified name fillFileBuild gives definition d of a
@@ -64,9 +101,9 @@ func defQual(key, sep string, quals []string, d *defRec) string {
 	}
 }
 
-// restoreAllNodeText is restoreNodeText for every file, on all CPUs.
-func restoreAllNodeText(ordered []*fileBuild) {
-	if slices.ContainsFunc(ordered, func(fb *fileBuild) bool { return fb.textShed }) {
-		parallelFiles(ordered, restoreNodeText)
+// makeAllDefNodes is makeDefNodes for every file, on all CPUs.
+func makeAllDefNodes(ordered []*fileBuild) {
+	if slices.ContainsFunc(ordered, func(fb *fileBuild) bool { return fb.nodesLater }) {
+		parallelFiles(ordered, makeDefNodes)
 	}
 }

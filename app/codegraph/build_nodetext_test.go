@@ -20,46 +20,43 @@ func nodeTextFixture() map[string]string {
 	}
 }
 
-// restoreNodeText makes the qualified names and hashes shedNodeText cleared
-// exactly as fillFileBuild made them (a change to one without the other
-// fails here), and a NoUpdates index, which sheds them through its
-// resolution, gives the graph of a normal one.
-func TestNodeTextShedAndRestored(t *testing.T) {
-	root := writeTree(t, nodeTextFixture())
-	p := openT(t, root, Options{NoCache: true})
-	p.mu.Lock()
-	fbs := p.b.fbs
-	p.mu.Unlock()
-	checked := 0
-	for path, fb := range fbs {
-		if len(fb.nodes) <= 1 {
-			continue
-		}
-		want := make([]Node, len(fb.nodes))
-		for i, n := range fb.nodes {
-			want[i] = *n
-		}
-		shedNodeText(fb)
-		for _, n := range fb.nodes[1:] {
-			if n.QualName != "" || n.Hash != "" {
-				t.Fatalf("%s: %s kept its qualified name or hash", path, n.Name)
+// A final (NoUpdates) build makes no definition nodes before its
+// assembly, and what the resolution reads of a node (builder.node) is then
+// what it reads in a normal build: kinds, names, parents (a Go method's
+// receiver type, in its file or another of the package), signatures. Its
+// graph, with the nodes made at the assembly, is a normal build's. It fails
+// if a final build makes the nodes early again, if a view drifts from the
+// node fillFileBuild and attachReceivers make, or if makeDefNodes makes
+// another node (a qualified name or hash made by another rule).
+func TestFinalBuildDefersNodes(t *testing.T) {
+	tree := nodeTextFixture()
+	tree["lib/u.go"] = "package lib\n\nfunc (t *T) Put(n int) { t.n = n }\n"
+	root := writeTree(t, tree)
+	ref := openT(t, root, Options{NoCache: true}).Graph()
+	deferred, checked, attached := 0, 0, 0
+	hook := func(b *builder) {
+		for path, fb := range b.fbs {
+			if !fb.nodesLater {
+				continue
+			}
+			deferred++
+			if len(fb.nodes) != 1 {
+				t.Errorf("%s: %d nodes made before the assembly", path, len(fb.nodes))
 			}
 		}
-		restoreNodeText(fb)
-		for i, n := range fb.nodes {
-			if *n != want[i] {
-				t.Errorf("%s: node %d restored as %+v, made as %+v", path, i, *n, want[i])
+		for _, n := range ref.Nodes() {
+			if got := b.node(n.ID); got != viewOf(n) {
+				t.Errorf("node(%s) = %+v before the assembly, want %+v", n.ID, got, viewOf(n))
 			}
-			if i > 0 && (n.QualName == "" || len(n.Hash) != 16) {
-				t.Errorf("%s: node %s has no qualified name or hash", path, n.Name)
+			if fn, _ := ref.FileNode(n.Path); n.Language == "go" && n.Kind == KindMethod && n.Parent != fn.ID {
+				attached++
 			}
 			checked++
 		}
 	}
-	if checked < 12 {
-		t.Fatalf("only %d nodes checked", checked)
+	final := openT(t, root, Options{NoCache: true, NoUpdates: true, testResolved: hook})
+	if deferred < 4 || checked < 15 || attached != 3 {
+		t.Fatalf("%d files with deferred nodes, %d nodes checked, %d Go methods attached to their type: want >= 4, >= 15, 3", deferred, checked, attached)
 	}
-	ref := p.Graph()
-	final := openT(t, root, Options{NoCache: true, NoUpdates: true})
 	graphsEqual(t, "NoUpdates", final.Graph(), ref)
 }

@@ -83,7 +83,7 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 			res.addEdge(src, target, ek, r.Line)
 			res.resolved++
 			if r.Kind == refInherit {
-				if n := b.node(target); n != nil && n.Kind == KindClass {
+				if n := b.node(target); n.found() && n.Kind == KindClass {
 					res.bases = append(res.bases, [2]string{src, target})
 				}
 			}
@@ -176,7 +176,7 @@ func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, dept
 	id, out := b.resolveRef(fb, family, refRec{Kind: refUse, Name: name, Object: obj, Def: def}, depth+1)
 	if out == outResolved {
 		n := b.node(id)
-		if n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+		if n.found() && (n.Kind == KindFunction || n.Kind == KindMethod) {
 			// A call result: the function's recorded result type.
 			if loc, ok := b.defAt(id); ok && loc.fb.hints != nil {
 				if ts, _ := loc.fb.hintsAt(loc.idx, false, returnHint); len(ts) == 1 && depth < 4 {
@@ -185,7 +185,7 @@ func (b *builder) resolveType(fb *fileBuild, family, typ string, def int32, dept
 			}
 			return "", outUnresolved
 		}
-		if n == nil || n.Kind != KindClass {
+		if !n.found() || n.Kind != KindClass {
 			return "", outUnresolved
 		}
 	}
@@ -274,7 +274,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 		return "", outExternal
 	case bDef:
 		if !more {
-			if n := b.node(bd.id); n != nil && n.Kind == KindClass {
+			if n := b.node(bd.id); n.found() && n.Kind == KindClass {
 				return b.memberOutcome(bd.id, r.Name, false)
 			}
 		}
@@ -292,7 +292,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 			last := !more
 			// A class in the module, then a member of it.
 			if cid, ok := b.top[modKey(family, key)][s]; ok && last {
-				if n := b.node(cid); n != nil && n.Kind == KindClass {
+				if n := b.node(cid); n.found() && n.Kind == KindClass {
 					return b.memberOutcome(cid, r.Name, false)
 				}
 			}
@@ -305,7 +305,7 @@ func (b *builder) resolveRef(fb *fileBuild, family string, r refRec, depth int) 
 				case mb.kind == bExternal:
 					return "", outExternal
 				case mb.kind == bDef && last:
-					if n := b.node(mb.id); n != nil && n.Kind == KindClass {
+					if n := b.node(mb.id); n.found() && n.Kind == KindClass {
 						return b.memberOutcome(mb.id, r.Name, false)
 					}
 				}

@@ -232,7 +232,7 @@ func (b *builder) enclosingClass(fb *fileBuild, def int32) (string, bool) {
 			continue // (the node lookups below are for Go methods only)
 		}
 		n := b.node(fb.ids[d])
-		if p := b.node(n.Parent); p != nil && p.Kind == KindClass {
+		if p := b.node(n.Parent); p.found() && p.Kind == KindClass {
 			return p.ID, true
 		}
 	}

@@ -24,8 +24,15 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		}
 	}
 	// The file's nodes live in one array (one allocation per file, not
-	// per node); published nodes are never modified, only replaced.
-	slab := make([]Node, len(fd.Defs)+1)
+	// per node); published nodes are never modified, only replaced. A
+	// final build makes the definitions' at the assembly (build_nodetext.go).
+	fb.nodesLater = b.final && fb.lang != nil && len(fd.Defs) > 0
+	fb.recvParents = nil
+	n := len(fd.Defs) + 1
+	if fb.nodesLater {
+		n = 1
+	}
+	slab := make([]Node, n)
 	fileNode := &slab[0]
 	*fileNode = Node{
 		ID: nodeID(KindFile, fd.Path, fd.Path, 0), Kind: KindFile, Name: path.Base(fd.Path),
@@ -33,7 +40,7 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		StartByte: 0, EndByte: int(fd.Size), Hash: hex16(fd.Sum),
 	}
 	fb.fileID = fileNode.ID
-	fb.nodes = make([]*Node, 1, len(fd.Defs)+1)
+	fb.nodes = make([]*Node, 1, len(slab))
 	fb.nodes[0] = fileNode
 	// FNV-1a (64 bits) of the parts, each followed by a 0 byte: inline, as
 	// hash.Hash's Write made each part escape (an allocation per string).
@@ -61,15 +68,15 @@ func (b *builder) fillFileBuild(fb *fileBuild) {
 		id := nodeID(d.Kind, q, fd.Path, dups[dk])
 		dups[dk]++
 		fb.ids[i] = id
-		parent := fb.fileID
-		if d.Parent >= 0 {
-			parent = fb.ids[d.Parent]
+		if !fb.nodesLater {
+			parent := fb.fileID
+			if d.Parent >= 0 {
+				parent = fb.ids[d.Parent]
+			}
+			n := &slab[i+1]
+			*n = defNode(&d, id, q, fd.Path, fd.Lang, parent)
+			fb.nodes = append(fb.nodes, n)
 		}
-		n := &slab[i+1]
-		*n = Node{ID: id, Kind: d.Kind, Name: d.Name, QualName: q, Path: fd.Path, Language: fd.Lang,
-			StartLine: int(d.StartLine), EndLine: int(d.EndLine), StartByte: int(d.Start), EndByte: int(d.End),
-			Signature: d.Sig, Doc: d.Doc, Hash: hex16(d.Hash), Parent: parent}
-		fb.nodes = append(fb.nodes, n)
 		hs.add("d", string(d.Kind), id, strconv.Itoa(int(d.Parent)), d.receiver())
 	}
 	rb := b.decodeRefs(fd.Refs)
@@ -197,7 +204,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 	// file's tables were held (pyenv: 330 k entries).
 	nNodes := len(b.pkgs) + 16
 	for _, fb := range ordered {
-		nNodes += len(fb.nodes)
+		nNodes += 1 + len(fb.ids)
 	}
 	b.modules = map[string][]*fileBuild{}
 	b.top = map[string]map[string]string{}
@@ -206,9 +213,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 	b.packages = map[string]map[string]string{}
 	b.requires = b.requires[:0]
 	for _, fb := range ordered {
-		for i, n := range fb.nodes {
-			b.locs[n.ID] = defLocation{fb, int32(i - 1)}
-		}
+		b.addLocs(fb)
 		if fb.lang == nil {
 			b.addManifest(fb)
 			continue
@@ -248,9 +253,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 	for _, fb := range changed {
 		prev := old[fb.fd.Path]
-		for i, n := range fb.nodes {
-			b.locs[n.ID] = defLocation{fb, int32(i - 1)}
-		}
+		b.addLocs(fb)
 		if fb.lang == nil {
 			continue
 		}
@@ -265,6 +268,14 @@ func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 			b.modules[mk] = fs
 		}
 		b.attachReceivers(fb)
+	}
+}
+
+// addLocs enters fb's file node and definitions in the node table.
+func (b *builder) addLocs(fb *fileBuild) {
+	b.locs[fb.fileID] = defLocation{fb, -1}
+	for i, id := range fb.ids {
+		b.locs[id] = defLocation{fb, int32(i)}
 	}
 }
 
@@ -344,10 +355,21 @@ func (b *builder) attachReceivers(fb *fileBuild) {
 			want = cls
 			b.addMember(cls, d.Name, fb.ids[i])
 		}
-		if n := fb.nodes[i+1]; n.Parent != want {
-			cp := *n
-			cp.Parent = want
-			fb.nodes[i+1] = &cp // (what b.node returns)
+		switch {
+		case fb.nodesLater:
+			delete(fb.recvParents, int32(i))
+			if fb.defParent(int32(i)) != want {
+				if fb.recvParents == nil {
+					fb.recvParents = map[int32]string{}
+				}
+				fb.recvParents[int32(i)] = want
+			}
+		default:
+			if n := fb.nodes[i+1]; n.Parent != want {
+				cp := *n
+				cp.Parent = want
+				fb.nodes[i+1] = &cp // (what b.node returns)
+			}
 		}
 	}
 }

@@ -459,7 +459,7 @@ func (fe *flowEval) name(fb *fileBuild, scope int32, name string, depth int) []f
 // attr returns the values of attribute name of value v.
 func (fe *flowEval) attr(v flowVal, name string, depth int) []flowVal {
 	n := fe.b.node(v.id)
-	if n == nil || n.Kind != KindClass || v.elem {
+	if !n.found() || n.Kind != KindClass || v.elem {
 		return nil
 	}
 	if v.inst && name == "__class__" {
@@ -511,7 +511,7 @@ func (fe *flowEval) callResult(vs []flowVal, depth int) []flowVal {
 	var out []flowVal
 	for _, v := range vs {
 		n := fe.b.node(v.id)
-		if n == nil || v.elem {
+		if !n.found() || v.elem {
 			continue
 		}
 		var r []flowVal
@@ -607,7 +607,7 @@ func (fe *flowEval) flowCallTargetsMay(fb *fileBuild, r refRec) ([]string, []boo
 				add(id, v)
 			}
 		default:
-			if n := fe.b.node(v.id); n != nil && n.Kind != KindFile && n.Kind != KindPackage {
+			if n := fe.b.node(v.id); n.found() && n.Kind != KindFile && n.Kind != KindPackage {
 				add(v.id, v)
 			}
 		}
@@ -635,14 +635,14 @@ func invertBases(bases map[string][]string) map[string][]string {
 // class) in the subclasses of cls, the receiver's static class.
 func (b *builder) dispatchTargets(cls, target string) []string {
 	tn := b.node(target)
-	if tn == nil || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
+	if !tn.found() || tn.Kind != KindMethod || len(b.subs[cls]) == 0 {
 		return nil
 	}
 	return b.hierWalk(hierKey{hierDispatch, cls, target}, func() []string { return b.walkDispatch(cls, target, tn) })
 }
 
 // walkDispatch is dispatchTargets' walk over the subclasses of cls.
-func (b *builder) walkDispatch(cls, target string, tn *Node) []string {
+func (b *builder) walkDispatch(cls, target string, tn nodeView) []string {
 	var out []string
 	w := b.getWalk(cls)
 	defer b.putWalk(w)

@@ -345,7 +345,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 			return true
 		}
 		n := fe.b.node(t)
-		if n == nil {
+		if !n.found() {
 			continue
 		}
 		switch {
@@ -363,7 +363,7 @@ func (fe *flowEval) siteReaches(s argSite, cr refRec, fid string) bool {
 			// fid overrides t: a method of the same name in a subclass of
 			// cls (what dispatchTargets lists, without listing them all).
 			fn := fe.b.node(fid)
-			if fn == nil || fn.Kind != KindMethod || fn.Name != n.Name || fn.Parent == cls {
+			if !fn.found() || fn.Kind != KindMethod || fn.Name != n.Name || fn.Parent == cls {
 				continue
 			}
 			found := false

@@ -78,7 +78,7 @@ func (b *builder) goResolveRef(fb *fileBuild, r refRec) (string, outcome) {
 			return id, out
 		}
 		if e := ev.ident(fb, r.Def, r.Name, 0); e.kind == geFunc {
-			if n := b.node(e.id); n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+			if n := b.node(e.id); n.found() && (n.Kind == KindFunction || n.Kind == KindMethod) {
 				return e.id, outResolved
 			}
 		}
@@ -143,7 +143,7 @@ func (ev *goEval) classOf(t goTyp) (string, bool) {
 	// A type alias (type A = B, type N = Box[int]) is its target type.
 	for i := 0; i < 4 && cls != ""; i++ {
 		n := ev.b.node(cls)
-		if n == nil || !strings.HasPrefix(n.Signature, n.Name+" = ") {
+		if !n.found() || !strings.HasPrefix(n.Signature, n.Name+" = ") {
 			break
 		}
 		u := ev.underlying(goTyp{cls: cls})
@@ -188,7 +188,7 @@ func (ev *goEval) classOf1(t goTyp) (string, bool) {
 		}
 		switch bd.kind {
 		case bDef:
-			if n := ev.b.node(bd.id); n != nil && n.Kind == KindClass {
+			if n := ev.b.node(bd.id); n.found() && n.Kind == KindClass {
 				return bd.id, false
 			}
 		case bExternal:
@@ -206,7 +206,7 @@ func (ev *goEval) classOf1(t goTyp) (string, bool) {
 	case bModule:
 		mk := modKey(t.fb.lang.family, bd.mod)
 		if id, ok := ev.b.top[mk][name]; ok {
-			if n := ev.b.node(id); n != nil && n.Kind == KindClass {
+			if n := ev.b.node(id); n.found() && n.Kind == KindClass {
 				return id, false
 			}
 			return "", false
@@ -342,7 +342,7 @@ func (ev *goEval) ident(fb *fileBuild, def int32, name string, depth int) goEnt 
 		switch bd.kind {
 		case bDef:
 			n := ev.b.node(bd.id)
-			if n == nil {
+			if !n.found() {
 				return goEnt{}
 			}
 			if n.Kind == KindClass {
@@ -554,7 +554,7 @@ func (ev *goEval) selectEnt(fb *fileBuild, e goEnt, name string, depth int) goEn
 	case gePkg:
 		mk := modKey(fb.lang.family, e.key)
 		if id, ok := b.top[mk][name]; ok {
-			if n := b.node(id); n != nil && n.Kind == KindClass {
+			if n := b.node(id); n.found() && n.Kind == KindClass {
 				return goEnt{kind: geType, typ: goTyp{cls: id}}
 			}
 			return goEnt{kind: geFunc, id: id}

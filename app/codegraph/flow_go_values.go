@@ -138,7 +138,7 @@ func (b *builder) goResolveArg(fb *fileBuild, r refRec, res *fileResult) {
 	if fn.kind != geFunc {
 		return
 	}
-	if n := b.node(fn.id); n == nil || (n.Kind != KindFunction && n.Kind != KindMethod) {
+	if n := b.node(fn.id); !n.found() || (n.Kind != KindFunction && n.Kind != KindMethod) {
 		return
 	}
 	res.addEdge(callee.id, fn.id, EdgeDispatches, r.Line)

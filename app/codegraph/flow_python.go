@@ -233,7 +233,7 @@ func (b *builder) resolvePyCallOf(fe *flowEval, fb *fileBuild, r refRec, src str
 	}
 	for _, t := range fe.valueCallTargets(fe.expr(fb, r.Def, e, 0)) {
 		res.addEdge(src, t, EdgeCalls, r.Line)
-		if n := b.node(t); n != nil && n.Kind == KindClass {
+		if n := b.node(t); n.found() && n.Kind == KindClass {
 			if init, ok := b.member(t, "__init__", false); ok {
 				res.addEdge(src, init, EdgeCalls, r.Line)
 			}
@@ -255,7 +255,7 @@ func (fe *flowEval) valueCallTargets(vs []flowVal) []string {
 				out = append(out, id)
 			}
 		default:
-			if n := fe.b.node(v.id); n != nil && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !slices.Contains(out, v.id) {
+			if n := fe.b.node(v.id); n.found() && (n.Kind == KindFunction || n.Kind == KindMethod || n.Kind == KindClass) && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -321,7 +321,7 @@ func (fe *flowEval) classExpr(fb *fileBuild, scope int32, obj string) bool {
 		return false
 	}
 	n := fe.b.node(id)
-	return n != nil && n.Kind == KindClass
+	return n.found() && n.Kind == KindClass
 }
 
 // decoratedBy returns the definitions of fb decorated by function f (each
@@ -432,7 +432,7 @@ func (fe *flowEval) pyBuiltinCall(fb *fileBuild, scope int32, e string, depth in
 			continue
 		}
 		n := fe.b.node(v.id)
-		if v.elem || n == nil || n.Kind != KindClass {
+		if v.elem || !n.found() || n.Kind != KindClass {
 			continue
 		}
 		seen := map[string]bool{}

@@ -91,7 +91,7 @@ func (b *builder) pyCallProperty(fe *flowEval, fb *fileBuild, r refRec, src, get
 	}
 	for _, v := range vals {
 		n := b.node(v.id)
-		if n == nil || v.elem {
+		if !n.found() || v.elem {
 			continue
 		}
 		switch {
@@ -120,7 +120,7 @@ func (b *builder) pyCallProperty(fe *flowEval, fb *fileBuild, r refRec, src, get
 // attribute first (the getter is a placeholder of an abstract base).
 func (b *builder) pyGetterShadowed(cls, getter string) (shadowed, bySubs bool) {
 	gn := b.node(getter)
-	if gn == nil {
+	if !gn.found() {
 		return false, false
 	}
 	// first reports whether the first definition of the name along c's
@@ -206,7 +206,7 @@ func (b *builder) pyCallShapes(fe *flowEval, fb *fileBuild, r refRec, src, targe
 		if !ok || m == target {
 			continue
 		}
-		if n := b.node(m); n != nil && n.Kind == KindMethod {
+		if n := b.node(m); n.found() && n.Kind == KindMethod {
 			res.addEdge(src, m, EdgeDispatches, r.Line)
 			added = true
 		}
@@ -230,7 +230,7 @@ func (fe *flowEval) pyPartners() map[string][]pyPartner {
 		for _, item := range splitTop(r.Object[1 : len(r.Object)-1]) {
 			var set []string
 			for _, v := range fe.expr(fb, r.Def, strings.TrimSpace(item), 0) {
-				if n := fe.b.node(v.id); n != nil && n.Kind == KindClass && !v.inst && !v.elem && !slices.Contains(set, v.id) {
+				if n := fe.b.node(v.id); n.found() && n.Kind == KindClass && !v.inst && !v.elem && !slices.Contains(set, v.id) {
 					set = append(set, v.id)
 				}
 			}

@@ -259,7 +259,7 @@ func (b *builder) pyConvert(fe *flowEval, src string, v flowVal, name string, li
 	m, ok := b.member(v.id, name, false)
 	if !ok && name == "__str__" {
 		for _, a := range fe.attr(flowVal{id: v.id}, name, 0) {
-			if n := b.node(a.id); n != nil && n.Kind == KindMethod && !a.inst && !a.elem && !a.may {
+			if n := b.node(a.id); n.found() && n.Kind == KindMethod && !a.inst && !a.elem && !a.may {
 				m, ok = a.id, true
 				break
 			}

@@ -127,7 +127,7 @@ func (b *builder) walkSubclassMethods(cls, name string) []string {
 	var out []string
 	for _, s := range b.subclassWalk(cls) {
 		if id, ok := b.member(s, name, false); ok && !slices.Contains(out, id) {
-			if n := b.node(id); n != nil && n.Kind == KindMethod {
+			if n := b.node(id); n.found() && n.Kind == KindMethod {
 				out = append(out, id)
 			}
 		}

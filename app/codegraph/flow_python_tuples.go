@@ -77,7 +77,7 @@ func (fe *flowEval) pyNth(fb *fileBuild, s flowSrc, depth int) []flowVal {
 	var out []flowVal
 	for _, v := range fe.expr(fb, s.scope, e, depth+1) {
 		n := fe.b.node(v.id)
-		if v.inst || v.elem || n == nil || (n.Kind != KindFunction && n.Kind != KindMethod) {
+		if v.inst || v.elem || !n.found() || (n.Kind != KindFunction && n.Kind != KindMethod) {
 			continue
 		}
 		loc, ok := fe.b.defAt(v.id)

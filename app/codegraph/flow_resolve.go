@@ -53,7 +53,7 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 	}
 	for i, t := range targets {
 		n := b.node(t)
-		if n == nil {
+		if !n.found() {
 			continue
 		}
 		if n.Kind == KindClass {
@@ -184,9 +184,9 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 		// A function handed to a built-in (map, filter, sorted's key) is
 		// called from the frame that hands it over. Not for other outside
 		// code: functools.partial, Thread(target=…) keep it for later.
-		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.node(src) != nil && b.node(src).Kind != KindFile {
+		if out == outBuiltin && fb.lang.family == "python" && (obj == "" && pyCallingBuiltins[name] || obj != "" && name == "sort") && b.node(src).found() && b.node(src).Kind != KindFile {
 			for _, v := range fe.expr(fb, r.Def, arg, 0) {
-				if n := b.node(v.id); !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) {
+				if n := b.node(v.id); !v.inst && !v.elem && n.found() && (n.Kind == KindFunction || n.Kind == KindMethod) {
 					res.addEdge(src, v.id, EdgeCalls, r.Line)
 				}
 			}
@@ -195,7 +195,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 	}
 	var vals []flowVal
 	for _, c := range callees {
-		if n := b.node(c); n != nil && n.Kind == KindClass {
+		if n := b.node(c); n.found() && n.Kind == KindClass {
 			init, ok := b.member(c, ctorName(fb.lang), false)
 			if !ok {
 				continue
@@ -223,7 +223,7 @@ func (b *builder) resolveFlowArg(fe *flowEval, fb *fileBuild, r refRec, src stri
 			from := loc.fb.ids[u.caller]
 			for _, v := range vals {
 				n := b.node(v.id)
-				if n == nil || v.elem {
+				if !n.found() || v.elem {
 					continue
 				}
 				switch {
@@ -260,7 +260,7 @@ func (fe *flowEval) wrappers(id string) []string {
 	var out []string
 	for _, d := range loc.fb.facts.decos.of(loc.idx) {
 		for _, v := range fe.callResult(fe.expr(loc.fb, d.scope, d.expr, 0), 0) {
-			if n := fe.b.node(v.id); !v.inst && !v.elem && n != nil && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
+			if n := fe.b.node(v.id); !v.inst && !v.elem && n.found() && (n.Kind == KindFunction || n.Kind == KindMethod) && v.id != id && !slices.Contains(out, v.id) {
 				out = append(out, v.id)
 			}
 		}
@@ -315,7 +315,7 @@ func (b *builder) resolveFlowExtra(fe *flowEval, fb *fileBuild, r refRec, src st
 	}
 	for _, v := range fe.topExpr(fb, r.Def, r.Object) {
 		n := b.node(v.id)
-		if n == nil || n.Kind != KindClass || v.elem {
+		if !n.found() || n.Kind != KindClass || v.elem {
 			continue
 		}
 		if r.Name == "raise" {
@@ -456,7 +456,7 @@ func (fe *flowEval) typeCallback(fb *fileBuild, r refRec, slot, params string, c
 	}
 	names := sigParams(params, "")
 	for _, c := range callees {
-		if cn := fe.b.node(c); cn != nil && cn.Kind == KindClass {
+		if cn := fe.b.node(c); cn.found() && cn.Kind == KindClass {
 			ctor, ok := fe.b.member(c, ctorName(fb.lang), false)
 			if !ok {
 				continue
@@ -662,7 +662,7 @@ func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 		return false
 	}
 	n := fe.b.node(id)
-	return n != nil && n.Kind == KindClass
+	return n.found() && n.Kind == KindClass
 }
 
 // addCalledWith records argument r as passed to callee id (a class: its
@@ -670,7 +670,7 @@ func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 // in subclasses of the receiver's class (a call there may dispatch to them).
 func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 	n := fe.b.node(id)
-	if n == nil {
+	if !n.found() {
 		return
 	}
 	ids := []string{id}

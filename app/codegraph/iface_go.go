@@ -21,8 +21,8 @@ const maxDispatchTargets = 64
 
 // isGoInterface reports an interface type node (its signature is
 // "Name interface", see goQuery).
-func isGoInterface(n *Node) bool {
-	return n != nil && n.Kind == KindClass && n.Language == "go" && strings.HasSuffix(n.Signature, " interface")
+func isGoInterface(n nodeView) bool {
+	return n.Kind == KindClass && n.Language == "go" && strings.HasSuffix(n.Signature, " interface")
 }
 
 // goArity returns the numbers of parameters and results in a Go function,
@@ -94,7 +94,7 @@ func (b *builder) goMethodSet(cls string) map[string]string {
 		c := queue[i]
 		for name, id := range b.members[c] {
 			if _, ok := ms[name]; !ok {
-				if n := b.node(id); n != nil && n.Kind == KindMethod {
+				if n := b.node(id); n.found() && n.Kind == KindMethod {
 					ms[name] = id
 				}
 			}
@@ -160,7 +160,7 @@ func (b *builder) goImplements(ordered []*fileBuild) *goImpls {
 	}
 	sigOf := func(id, name string) (sigKey, bool) {
 		n := b.node(id)
-		if n == nil {
+		if !n.found() {
 			return sigKey{}, false
 		}
 		p, r, ok := goArity(n.Signature, name)
@@ -247,7 +247,7 @@ func (gi *goImpls) dispatch(b *builder, fb *fileBuild) []Edge {
 			continue
 		}
 		m := b.node(e.To)
-		if m == nil || m.Kind != KindMethod {
+		if !m.found() || m.Kind != KindMethod {
 			continue
 		}
 		in := m.Parent

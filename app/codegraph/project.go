@@ -44,6 +44,10 @@ type Options struct {
 	// testHook, when set (tests only), is called at named moments of
 	// indexing, updating and persisting, so a test can kill the process there.
 	testHook func(stage string)
+	// testResolved, when set (tests only), is given the builder when a
+	// build has resolved its files, before anything is dropped for the
+	// assembly.
+	testResolved func(b *builder)
 }
 
 // Report describes the last indexing run.
@@ -490,6 +494,7 @@ func (p *Project) buildLocked() *Graph {
 		// NoUpdates: the graph built now is the last (the builder is
 		// released once it is built), so nothing is kept for a next build.
 		p.b.final = p.opts.NoUpdates
+		p.b.testResolved = p.opts.testResolved
 	}
 	g := p.b.build(p.files, p.info, env)
 	p.markRawPathsLocked(g)
