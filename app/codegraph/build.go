@@ -234,6 +234,8 @@ type fileBuild struct {
 	// then (by definition index; only those that differ).
 	nodesLater  bool
 	recvParents map[int32]string
+
+	locNum int32 // its number in the builder's node table (build_locs.go; 0: none yet)
 }
 
 type nestKey struct {
@@ -256,11 +258,11 @@ type defLocation struct {
 }
 
 // node returns what the resolution reads of the node of this build with ID
-// id (the zero nodeView: none). It and defAt
-// read one table (builder.locs): pyenv's stdlib has 330 k nodes, and a
-// second table of them took 12 MB more at the peak of a cold index.
+// id (the zero nodeView: none). It and defAt read one table
+// (builder.locs): pyenv's stdlib has 370 k nodes, and a second table of
+// them took 12 MB more at the peak of a cold index.
 func (b *builder) node(id string) nodeView {
-	l, ok := b.locs[id]
+	l, ok := b.locs.get(id)
 	switch {
 	case !ok:
 		return nodeView{}
@@ -275,7 +277,7 @@ func (b *builder) node(id string) nodeView {
 // defAt returns where definition id is defined (false: no definition of
 // this build, or a file or package node).
 func (b *builder) defAt(id string) (defLocation, bool) {
-	l, ok := b.locs[id]
+	l, ok := b.locs.get(id)
 	if !ok || l.fb == nil || l.idx < 0 {
 		return defLocation{}, false
 	}
@@ -301,7 +303,7 @@ type builder struct {
 	subs     map[string][]string          // class ID → direct subclass IDs (flow.go)
 	pyNames  map[string]uint8             // Python method names: pyProperty, pyMethod bits (flow_python.go)
 	extBase  map[string]bool              // class ID → has a base outside the project
-	locs     map[string]defLocation       // node ID → file and definition index (-1: the file node; no file: a package, in pkgs): node, defAt
+	locs     *nodeLocs                    // node ID → file and definition index (-1: the file node; no file: a package, in pkgs): node, defAt (build_locs.go)
 	packages map[string]map[string]string // family → package name → node ID
 	requires []Edge
 	goEdges  []Edge // Go implements and dispatches edges (iface_go.go)

@@ -6,9 +6,9 @@ import "testing"
 // hierarchy walks, which read nodes through b.node): each in a file of its
 // own, as that file's node.
 func setTestNodes(b *builder, nodes map[string]*Node) {
-	b.locs = make(map[string]defLocation, len(nodes))
+	b.locs = newNodeLocs(len(nodes))
 	for id, n := range nodes {
-		b.locs[id] = defLocation{&fileBuild{nodes: []*Node{n}}, -1}
+		b.locs.addFile(&fileBuild{fileID: id, nodes: []*Node{n}}, nil)
 	}
 }
 
@@ -70,5 +70,41 @@ func TestNodeAndDefAt(t *testing.T) {
 		if _, ok := b.defAt(id); ok {
 			t.Fatalf("defAt(%q) found a definition", id)
 		}
+	}
+}
+
+// TestNodeLocs checks the node table's encoding: an ID is found only as
+// nodeID spells it (upper-case hex, another length or other text are
+// other IDs), a file replaced by an update keeps its number (the table
+// does not grow with every edit), and packages have no file.
+func TestNodeLocs(t *testing.T) {
+	a := &fileBuild{fileID: hex16(1), ids: []string{hex16(2), hex16(0xabcdef0123456789)}}
+	locs := newNodeLocs(4)
+	locs.addFile(a, nil)
+	locs.addPackage(hex16(3))
+	locs.addFile(&fileBuild{fileID: "not hex", ids: []string{"x"}}, nil)
+	for _, c := range []struct {
+		id   string
+		file bool
+		idx  int32
+	}{{hex16(1), true, -1}, {hex16(2), true, 0}, {"abcdef0123456789", true, 1}, {hex16(3), false, -1}, {"x", true, 0}} {
+		l, ok := locs.get(c.id)
+		if !ok || (l.fb != nil) != c.file || l.idx != c.idx {
+			t.Fatalf("get(%q) = %+v, %v; want file %v, index %d", c.id, l, ok, c.file, c.idx)
+		}
+	}
+	for _, id := range []string{"", "ABCDEF0123456789", "abcdef012345678", "abcdef01234567890", "abcdef012345678g", hex16(4)} {
+		if _, ok := locs.get(id); ok {
+			t.Fatalf("get(%q) found a node", id)
+		}
+	}
+	b := &fileBuild{fileID: hex16(1), ids: []string{hex16(2), hex16(5)}}
+	n := len(locs.files)
+	locs.addFile(b, a)
+	if l, ok := locs.get(hex16(5)); !ok || l.fb != b || l.idx != 1 || len(locs.files) != n || b.locNum != a.locNum {
+		t.Fatalf("after replacing a file: %+v, %v, %d files (was %d), number %d (was %d)", l, ok, len(locs.files), n, b.locNum, a.locNum)
+	}
+	if l, _ := locs.get(hex16(2)); l.fb != b {
+		t.Fatalf("a replaced file's definition still points at the old file")
 	}
 }

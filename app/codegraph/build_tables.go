@@ -209,11 +209,11 @@ func (b *builder) tables(ordered []*fileBuild) {
 	b.modules = map[string][]*fileBuild{}
 	b.top = map[string]map[string]string{}
 	b.members = map[string]map[string]string{}
-	b.locs = make(map[string]defLocation, nNodes)
+	b.locs = newNodeLocs(nNodes)
 	b.packages = map[string]map[string]string{}
 	b.requires = b.requires[:0]
 	for _, fb := range ordered {
-		b.addLocs(fb)
+		b.locs.addFile(fb, nil)
 		if fb.lang == nil {
 			b.addManifest(fb)
 			continue
@@ -253,7 +253,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 	for _, fb := range changed {
 		prev := old[fb.fd.Path]
-		b.addLocs(fb)
+		b.locs.addFile(fb, prev)
 		if fb.lang == nil {
 			continue
 		}
@@ -268,14 +268,6 @@ func (b *builder) patchTables(old map[string]*fileBuild, changed []*fileBuild) {
 			b.modules[mk] = fs
 		}
 		b.attachReceivers(fb)
-	}
-}
-
-// addLocs enters fb's file node and definitions in the node table.
-func (b *builder) addLocs(fb *fileBuild) {
-	b.locs[fb.fileID] = defLocation{fb, -1}
-	for i, id := range fb.ids {
-		b.locs[id] = defLocation{fb, int32(i)}
 	}
 }
 
@@ -322,7 +314,7 @@ func (b *builder) addManifest(fb *fileBuild) {
 			if b.pkgs[id] == nil {
 				b.pkgs[id] = &Node{ID: id, Kind: KindPackage, Name: name, QualName: q, Language: family}
 			}
-			b.locs[id] = defLocation{nil, -1} // b.pkgs[id]
+			b.locs.addPackage(id) // b.pkgs[id]
 		}
 		b.requires = append(b.requires, Edge{From: fb.fileID, To: id, Kind: EdgeRequires})
 	}
