@@ -10,8 +10,9 @@ import (
 // Options.NoUpdates releases the per-file records and the builder once the
 // graph is built: the graph and the persisted graph are those of a normal
 // index, the records are gone (a project that kept them fails the nil
-// checks), and an update afterwards still works (it reloads them) and
-// equals a fresh index.
+// checks), so are the parsers and compiled queries (C memory), and an
+// update afterwards still works (it reloads the records, makes a parser
+// and compiles the query again) and equals a fresh index.
 func TestNoUpdatesReleasesBuildState(t *testing.T) {
 	root := writeTree(t, persistFixture())
 	ref := openT(t, root, Options{NoCache: true}).Graph()
@@ -22,6 +23,12 @@ func TestNoUpdatesReleasesBuildState(t *testing.T) {
 	p.mu.Unlock()
 	if files != nil || b != nil {
 		t.Fatalf("per-file records (%d) or builder (%v) kept", len(files), b != nil)
+	}
+	p.idleMu.Lock()
+	idle, queries := len(p.idle), len(p.queries)
+	p.idleMu.Unlock()
+	if idle != 0 || queries != 0 {
+		t.Fatalf("%d idle parser sets and %d compiled queries kept after the parse", idle, queries)
 	}
 	r := openReaderT(t, root) // persisted and current
 	r.Close()

@@ -301,6 +301,14 @@ func (p *Project) Close() error {
 	p.closed = true
 	p.idleMu.Lock()
 	defer p.idleMu.Unlock()
+	p.closeExtractorsLocked()
+	p.dropTrees()
+	return nil
+}
+
+// closeExtractorsLocked (idleMu held) frees the idle workers' parsers and
+// the compiled queries (their memory is C's); the next parse makes new ones.
+func (p *Project) closeExtractorsLocked() {
 	for _, set := range p.idle {
 		for _, e := range set {
 			e.Close()
@@ -311,8 +319,6 @@ func (p *Project) Close() error {
 		q.close()
 	}
 	p.queries = nil
-	p.dropTrees()
-	return nil
 }
 
 // job is one file to process.
@@ -369,6 +375,15 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	results, err := p.process(ctx, jobs)
 	if err != nil {
 		return err
+	}
+	if p.opts.NoUpdates {
+		// No parse follows this one: its parsers, query cursors and
+		// compiled queries (C memory) go before the C heap is trimmed
+		// (an update would make them again). After pyenv's stdlib,
+		// glibc's arenas then hold 24 MiB through the build, not 37.
+		p.idleMu.Lock()
+		p.closeExtractorsLocked()
+		p.idleMu.Unlock()
 	}
 	releaseCHeap() // the parse's freed trees (build_ctrim_linux.go)
 	p.mu.Lock()
