@@ -143,12 +143,13 @@ const (
 )
 
 // encodeSnapshotTo serialises a graph with the header it stands for into
-// w, a section at a time, each dropped once written (w lays them out).
-// The string table is written last: every other section adds to it.
+// w, a section at a time, each dropped once written (w lays them out),
+// all but the global ranks (writeRanks). The string table is written
+// last: every other section adds to it.
 // With ec, it continues from the last write's string table and records
 // (persist_encache.go). Some sections are views of the graph's own arrays
 // (its edge index), written as they are.
-func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, ranks []float64, ec *encCache) error {
+func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, ec *encCache) error {
 	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
 		return fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
@@ -275,12 +276,6 @@ func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, 
 	w.add(secFiles, u32Bytes(files))
 	files = nil
 
-	if ranks != nil && len(ranks) == len(g.nodes) {
-		rb, order := ec.rankSections(ranks)
-		w.add(secRanks, rb)
-		w.add(secRankOrder, order)
-	}
-
 	rest, err := encodeRest(g, problems, st, nodeIdx)
 	if err != nil {
 		return err
@@ -293,6 +288,17 @@ func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, 
 	nodeIdx = nil
 	ec.end(st, prev, g.nodes, nodes) // keeps the table and records for the next write, or drops the lookup
 	return writeStrings(w, st.strs)
+}
+
+// writeRanks writes the global ranks of the n nodes and their order;
+// nothing when ranks is not one per node (not computed).
+func writeRanks(w *snapSink, ranks []float64, n int, ec *encCache) error {
+	if ranks != nil && len(ranks) == n {
+		rb, order := ec.rankSections(ranks)
+		w.add(secRanks, rb)
+		w.add(secRankOrder, order)
+	}
+	return w.err
 }
 
 // writeStrings writes the string table: where each string starts, then

@@ -225,17 +225,13 @@ func (p *Project) snapJobLocked() *snapJob {
 	return &snapJob{gen: p.snapGen, header: p.headerLocked(), graph: p.graph.Load(), problems: ps}
 }
 
-// writeSnapshot persists one state: global ranks are computed, the file is
+// writeSnapshot persists one state with its global ranks: the file is
 // written beside the old one, synced and renamed over it, so a reader (or a
 // kill at any moment) sees either the old or the new complete file.
 func (p *Project) writeSnapshot(j *snapJob) error {
 	start := time.Now()
 	if h := p.opts.testHook; h != nil {
 		h("snapshot-start")
-	}
-	ranks := p.globalRanksWriter(j.graph)
-	if h := p.opts.testHook; h != nil {
-		h("snapshot-ranked")
 	}
 	if !j.edits {
 		p.enc = nil
@@ -247,7 +243,9 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	// Each section is written as soon as it is encoded and then dropped
 	// (persist_sink.go): the file (131 MB for pyenv's standard library and
 	// site-packages) is never held in memory, not even as its sections.
-	if err := writeSnapshotFile(path, j.header, j.graph, j.problems, ranks, p.enc, p.opts.testHook); err != nil {
+	// The ranks come last, when the encoder's string table is gone.
+	ranks, err := writeSnapshotFile(path, j.header, j.graph, j.problems, p.globalRanksWriter, p.enc, p.opts.testHook)
+	if err != nil {
 		p.enc = nil // whatever it holds may be half updated
 		return fmt.Errorf("persist graph %s: %w", path, err)
 	}

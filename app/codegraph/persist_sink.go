@@ -37,6 +37,7 @@ type snapSink struct {
 		off, n int64
 		crc    uint32
 		begun  bool
+		maxAdd int // the largest piece added (tests)
 	}
 	hook func(string) // tests: told "snapshot-half-written" once half of the sections are begun
 	err  error
@@ -80,6 +81,7 @@ func (s *snapSink) add(id int, b []byte) {
 	sec := &s.sec[id]
 	sec.crc = crc32.Update(sec.crc, castagnoli, b)
 	sec.n += int64(len(b))
+	sec.maxAdd = max(sec.maxAdd, len(b))
 	s.write(b)
 }
 
@@ -172,14 +174,28 @@ func writeAtomic(path string, hook func(string), fill func(f *os.File) error) er
 	return nil
 }
 
-// writeSnapshotFile encodes a snapshot straight into path (writeAtomic);
-// hook (tests) is also told "snapshot-half-written" while the temporary
-// file is incomplete and "snapshot-encoded" when every section is written
-// but the directory is not.
-func writeSnapshotFile(path string, h *snapHeader, g *Graph, problems []Problem, ranks []float64, ec *encCache, hook func(string)) error {
-	return writeAtomic(path, hook, func(f *os.File) error {
+// writeSnapshotFile encodes a snapshot of g straight into path
+// (writeAtomic). The global ranks are computed (ranks) once everything
+// else is written: the ranking arcs then never share the heap with the
+// encoder's string table. hook (tests) is told "snapshot-half-written"
+// while the temporary file is incomplete, "snapshot-ranking" and
+// "snapshot-ranked" around the ranking, and "snapshot-encoded" when every
+// section is written but the directory is not. It returns the ranks.
+func writeSnapshotFile(path string, h *snapHeader, g *Graph, problems []Problem, ranks func(g *Graph) []float64, ec *encCache, hook func(string)) ([]float64, error) {
+	var rs []float64
+	err := writeAtomic(path, hook, func(f *os.File) error {
 		w := newSnapSink(f, hook)
-		if err := encodeSnapshotTo(w, h, g, problems, ranks, ec); err != nil {
+		if err := encodeSnapshotTo(w, h, g, problems, ec); err != nil {
+			return err
+		}
+		if hook != nil {
+			hook("snapshot-ranking")
+		}
+		rs = ranks(g)
+		if hook != nil {
+			hook("snapshot-ranked")
+		}
+		if err := writeRanks(w, rs, len(g.flatGraph().nodes), ec); err != nil {
 			return err
 		}
 		if hook != nil {
@@ -187,6 +203,7 @@ func writeSnapshotFile(path string, h *snapHeader, g *Graph, problems []Problem,
 		}
 		return w.finish()
 	})
+	return rs, err
 }
 
 // encodeSnapshot serialises a graph with the header it stands for, as
@@ -194,7 +211,10 @@ func writeSnapshotFile(path string, h *snapHeader, g *Graph, problems []Problem,
 func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([]byte, error) {
 	var m memFile
 	w := newSnapSink(&m, nil)
-	if err := encodeSnapshotTo(w, h, g, problems, ranks, nil); err != nil {
+	if err := encodeSnapshotTo(w, h, g, problems, nil); err != nil {
+		return nil, err
+	}
+	if err := writeRanks(w, ranks, len(g.flatGraph().nodes), nil); err != nil {
 		return nil, err
 	}
 	if err := w.finish(); err != nil {
