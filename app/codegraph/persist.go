@@ -160,10 +160,7 @@ func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, 
 	hw.b = nil
 
 	st, prev := ec.begin(len(g.nodes))
-	nodeIdx := make(map[*Node]uint32, len(g.nodes))
-	for i, n := range g.nodes {
-		nodeIdx[n] = uint32(i)
-	}
+	nodeIdx := newNodeIndex(g)
 	var bad error
 	u32 := func(v int) uint32 {
 		if v < 0 || uint64(v) > math.MaxUint32 {
@@ -267,7 +264,7 @@ func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, 
 	w.add(secByID, u32Bytes(ec.byIDSection(g.byID)))
 	files := make([]uint32, 0, len(g.fileNode)*2)
 	for _, k := range sortedKeys(g.fileNode) {
-		i, ok := nodeIdx[g.fileNode[k]]
+		i, ok := nodeIdx.of(g.fileNode[k])
 		if !ok {
 			return fmt.Errorf("encode graph: file node of %q not in the node list", k)
 		}
@@ -366,8 +363,41 @@ func i32Bytes(v []int32) []byte {
 	return b
 }
 
+// nodeIndex finds a node's position in a graph's node list: the one its
+// ID map gives, or for a node another node's ID shadows (several nodes
+// may share an ID; the map keeps the last), a small map of those. A map
+// of every node by pointer took 10 MB on pyenv while the snapshot was
+// written.
+type nodeIndex struct {
+	byID  map[string]int32
+	nodes []*Node
+	dup   map[*Node]uint32
+}
+
+func newNodeIndex(g *Graph) *nodeIndex {
+	x := &nodeIndex{byID: g.byID, nodes: g.nodes}
+	for i, n := range g.nodes {
+		if j, ok := g.byID[n.ID]; !ok || j != int32(i) {
+			if x.dup == nil {
+				x.dup = map[*Node]uint32{}
+			}
+			x.dup[n] = uint32(i)
+		}
+	}
+	return x
+}
+
+// of returns n's position, false when n is not in the list.
+func (x *nodeIndex) of(n *Node) (uint32, bool) {
+	if j, ok := x.byID[n.ID]; ok && int(j) < len(x.nodes) && x.nodes[j] == n {
+		return uint32(j), true
+	}
+	i, ok := x.dup[n]
+	return i, ok
+}
+
 // encodeRest writes what only the full decode needs, as varints.
-func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]uint32) ([]byte, error) {
+func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx *nodeIndex) ([]byte, error) {
 	var rw encoder
 	nodeList := func(ns []*Node) error {
 		if ns == nil {
@@ -376,7 +406,7 @@ func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]ui
 		}
 		rw.u(uint64(len(ns)) + 1)
 		for _, n := range ns {
-			i, ok := nodeIdx[n]
+			i, ok := nodeIdx.of(n)
 			if !ok {
 				return fmt.Errorf("encode graph: node %q is listed but not in the node list", n.ID)
 			}
@@ -395,7 +425,7 @@ func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]ui
 	}
 	rw.u(uint64(len(g.fileNode)))
 	for _, k := range sortedKeys(g.fileNode) {
-		i, ok := nodeIdx[g.fileNode[k]]
+		i, ok := nodeIdx.of(g.fileNode[k])
 		if !ok {
 			return nil, fmt.Errorf("encode graph: file node of %q not in the node list", k)
 		}

@@ -20,7 +20,7 @@ func (w *writeLog) Write(p []byte) (int, error) {
 
 // synthGraph makes a graph of n function nodes in n/100 files (each with
 // its file node), every function calling two others and one ID that is not
-// a node, with distinct strings in every field.
+// a node, with distinct strings in every field, and one redefinition.
 func synthGraph(n int) *Graph {
 	g := &Graph{root: "/synth", children: map[string][]*Node{}, byFile: map[string][]*Node{}, fileNode: map[string]*Node{},
 		envNames: map[string][]string{}, imports: map[string][]importSpan{}, globals: map[string][]globalRec{}}
@@ -51,6 +51,14 @@ func synthGraph(n int) *Graph {
 		}
 		g.edges = append(g.edges, Edge{From: nd.ID, To: fmt.Sprintf("ext.lib%d.call", i%5000), Kind: EdgeUses, Line: nd.StartLine + 2})
 	}
+	// A redefinition: a second node with an earlier one's ID (the ID map
+	// keeps the last), both listed.
+	first := g.nodes[5]
+	again := *first
+	again.StartLine, again.EndLine = 900, 904
+	g.nodes = append(g.nodes, &again)
+	g.byFile[first.Path] = append(g.byFile[first.Path], &again)
+	g.children[first.Parent] = append(g.children[first.Parent], &again)
 	g.byID = nodePositions(g.nodes)
 	return g
 }
