@@ -22,6 +22,11 @@ import (
 //	       In/Out edge index, children, an ID index, file nodes, global ranks
 //	       and their order, and the rest (varints, only for a full load)
 //
+// Sections may lie in any order; readers go by the directory. The writer
+// (persist_sink.go) writes each section as soon as it is encoded, the string
+// table last (every other section adds to it), and fills in the directory,
+// reserved at the start, at the end.
+//
 // Every string is stored once; records refer to strings and nodes by integer
 // index. A full load (Open) reads the file into one buffer and makes every
 // string of the graph a view of it; a query (OpenReader) maps the file and
@@ -361,39 +366,6 @@ func i32Bytes(v []int32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))
 	}
 	return b
-}
-
-// nodeIndex finds a node's position in a graph's node list: the one its
-// ID map gives, or for a node another node's ID shadows (several nodes
-// may share an ID; the map keeps the last), a small map of those. A map
-// of every node by pointer took 10 MB on pyenv while the snapshot was
-// written.
-type nodeIndex struct {
-	byID  map[string]int32
-	nodes []*Node
-	dup   map[*Node]uint32
-}
-
-func newNodeIndex(g *Graph) *nodeIndex {
-	x := &nodeIndex{byID: g.byID, nodes: g.nodes}
-	for i, n := range g.nodes {
-		if j, ok := g.byID[n.ID]; !ok || j != int32(i) {
-			if x.dup == nil {
-				x.dup = map[*Node]uint32{}
-			}
-			x.dup[n] = uint32(i)
-		}
-	}
-	return x
-}
-
-// of returns n's position, false when n is not in the list.
-func (x *nodeIndex) of(n *Node) (uint32, bool) {
-	if j, ok := x.byID[n.ID]; ok && int(j) < len(x.nodes) && x.nodes[j] == n {
-		return uint32(j), true
-	}
-	i, ok := x.dup[n]
-	return i, ok
 }
 
 // encodeRest writes what only the full decode needs, as varints.

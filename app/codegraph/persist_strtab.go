@@ -81,3 +81,36 @@ func (t *strTable) mark(i uint32) {
 	}
 	t.used[i/64] |= 1 << (i % 64)
 }
+
+// nodeIndex finds a node's position in a graph's node list: the one its
+// ID map gives, or for a node another node's ID shadows (several nodes
+// may share an ID; the map keeps the last), a small map of those. A map
+// of every node by pointer took 10 MB on pyenv while the snapshot was
+// written.
+type nodeIndex struct {
+	byID  map[string]int32
+	nodes []*Node
+	dup   map[*Node]uint32
+}
+
+func newNodeIndex(g *Graph) *nodeIndex {
+	x := &nodeIndex{byID: g.byID, nodes: g.nodes}
+	for i, n := range g.nodes {
+		if j, ok := g.byID[n.ID]; !ok || j != int32(i) {
+			if x.dup == nil {
+				x.dup = map[*Node]uint32{}
+			}
+			x.dup[n] = uint32(i)
+		}
+	}
+	return x
+}
+
+// of returns n's position, false when n is not in the list.
+func (x *nodeIndex) of(n *Node) (uint32, bool) {
+	if j, ok := x.byID[n.ID]; ok && int(j) < len(x.nodes) && x.nodes[j] == n {
+		return uint32(j), true
+	}
+	i, ok := x.dup[n]
+	return i, ok
+}
