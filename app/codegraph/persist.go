@@ -22,6 +22,11 @@ import (
 //	       In/Out edge index, children, an ID index, file nodes, global ranks
 //	       and their order, and the rest (varints, only for a full load)
 //
+// Sections may lie in any order; readers go by the directory. The writer
+// (persist_sink.go) writes each section as soon as it is encoded, the string
+// table last (every other section adds to it), and fills in the directory,
+// reserved at the start, at the end.
+//
 // Every string is stored once; records refer to strings and nodes by integer
 // index. A full load (Open) reads the file into one buffer and makes every
 // string of the graph a view of it; a query (OpenReader) maps the file and
@@ -57,34 +62,6 @@ type snapshot struct {
 	graph    *Graph
 	problems []Problem // every problem of the indexed state (walk, files, .env)
 	ranks    []float64 // global PageRank by node index; nil when not stored
-}
-
-// strTable interns strings while encoding.
-type strTable struct {
-	idx  map[string]uint32
-	strs []string
-	used []uint64 // when not nil, a bit per string set by id (encCache)
-}
-
-func (t *strTable) id(s string) uint64 {
-	i, ok := t.idx[s]
-	if !ok {
-		i = uint32(len(t.strs))
-		t.idx[s] = i
-		t.strs = append(t.strs, s)
-	}
-	if t.used != nil {
-		t.mark(i)
-	}
-	return uint64(i)
-}
-
-// mark records that string i is used.
-func (t *strTable) mark(i uint32) {
-	for int(i/64) >= len(t.used) {
-		t.used = append(t.used, 0)
-	}
-	t.used[i/64] |= 1 << (i % 64)
 }
 
 func encodeHeader(w *encoder, h *snapHeader) {
@@ -162,40 +139,33 @@ const edgeWords = 4
 // dirEntrySize is one directory entry: id, crc32c (uint32), offset, length (uint64).
 const dirEntrySize = 24
 
-// encodeSnapshot serialises a graph with the header it stands for.
-func encodeSnapshot(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([]byte, error) {
-	secs, err := encodeSections(h, g, problems, ranks)
-	if err != nil {
-		return nil, err
-	}
-	return assembleSnapshot(secs), nil
-}
+// Blocks in which node and edge records are made and written when they
+// are not kept (a fresh encoding): the sections are never whole in memory.
+const (
+	nodeBlock = 1 << 14
+	edgeBlock = 1 << 16
+	strBlock  = 1 << 16 // bytes of string data
+)
 
-// encodeSections serialises a graph with the header it stands for as the
-// snapshot's sections (index = section id), which writeSnapshotFile writes
-// without first copying them into one buffer. Some sections are views of
-// the graph's own arrays (its edge index): they must not be modified.
-func encodeSections(h *snapHeader, g *Graph, problems []Problem, ranks []float64) ([][]byte, error) {
-	return encodeSectionsWith(h, g, problems, ranks, nil)
-}
-
-// encodeSectionsWith is encodeSections continuing from the last write's
-// string table and records when ec is not nil (persist_encache.go).
-func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []float64, ec *encCache) ([][]byte, error) {
+// encodeSnapshotTo serialises a graph with the header it stands for into
+// w, a section at a time, each dropped once written (w lays them out),
+// all but the global ranks (writeRanks). The string table is written
+// last: every other section adds to it.
+// With ec, it continues from the last write's string table and records
+// (persist_encache.go). Some sections are views of the graph's own arrays
+// (its edge index), written as they are.
+func encodeSnapshotTo(w *snapSink, h *snapHeader, g *Graph, problems []Problem, ec *encCache) error {
 	g = g.flatGraph() // an update's graph: its edges in one list (graph_overlay.go)
 	if len(g.nodes) >= math.MaxInt32 || len(g.edges) >= math.MaxInt32 {
-		return nil, fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
+		return fmt.Errorf("encode graph: too large (%d nodes, %d edges)", len(g.nodes), len(g.edges))
 	}
 	var hw encoder
 	encodeHeader(&hw, h)
-	secs := make([][]byte, numSections+1)
-	secs[secHeader] = hw.b
+	w.add(secHeader, hw.b)
+	hw.b = nil
 
 	st, prev := ec.begin(len(g.nodes))
-	nodeIdx := make(map[*Node]uint32, len(g.nodes))
-	for i, n := range g.nodes {
-		nodeIdx[n] = uint32(i)
-	}
+	nodeIdx := newNodeIndex(g)
 	var bad error
 	u32 := func(v int) uint32 {
 		if v < 0 || uint64(v) > math.MaxUint32 {
@@ -204,17 +174,34 @@ func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []flo
 		}
 		return uint32(v)
 	}
-	nodes := make([]uint32, 0, len(g.nodes)*nodeWords)
+	// The records are written a block at a time; the encoder's cache
+	// keeps them all (the next rewrite copies unchanged ones), else the
+	// block is reused.
+	keep := ec != nil
+	nodes := make([]uint32, 0, min(len(g.nodes), nodeBlock)*nodeWords)
+	if keep {
+		nodes = make([]uint32, 0, len(g.nodes)*nodeWords)
+	}
+	flushed := 0
+	flushNodes := func() {
+		w.add(secNodes, u32Bytes(nodes[flushed:]))
+		if flushed = len(nodes); !keep {
+			nodes, flushed = nodes[:0], 0
+		}
+	}
 	// Per field, the last string and its index: consecutive nodes share
 	// their kind, path, language, parent and empty fields, and the table's
-	// map (a million strings on a large project) is the encoder's main
-	// cost. The indexes are the ones the map gives.
+	// lookups (a million strings on a large project) are the encoder's
+	// main cost. The indexes are the ones the table gives.
 	var last [nfPathB64 + 1]struct {
 		s  string
 		id uint32
 		ok bool
 	}
 	for i, n := range g.nodes {
+		if len(nodes)-flushed >= nodeBlock*nodeWords {
+			flushNodes()
+		}
 		if w := prev.words(i, n); w != nil {
 			nodes = append(nodes, w...)
 			continue
@@ -228,6 +215,7 @@ func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []flo
 		}
 		nodes = append(nodes, u32(n.StartLine), u32(n.EndLine), u32(n.StartByte), u32(n.EndByte))
 	}
+	flushNodes()
 	// Edge ends by position, read off the rows (rank.go) rather than
 	// looked up by ID.
 	from, to := edgeEnds(g)
@@ -237,23 +225,28 @@ func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []flo
 		}
 		return uint32(st.id(id))<<1 | 1
 	}
-	edges := make([]uint32, 0, len(g.edges)*edgeWords)
+	edges := make([]uint32, 0, min(len(g.edges), edgeBlock)*edgeWords)
 	var lastKind EdgeKind
 	kindID, haveKind := uint32(0), false
 	for i, e := range g.edges {
-		ef, et := end(from[i], e.From), end(to[i], e.To) // strings in the map's order: From, To, Kind
+		if len(edges) >= edgeBlock*edgeWords {
+			w.add(secEdges, u32Bytes(edges))
+			edges = edges[:0]
+		}
+		ef, et := end(from[i], e.From), end(to[i], e.To) // strings in the table's order: From, To, Kind
 		if !haveKind || e.Kind != lastKind {
 			lastKind, kindID, haveKind = e.Kind, uint32(st.id(string(e.Kind))), true
 		}
 		edges = append(edges, ef, et, kindID, u32(e.Line))
 	}
-	from, to = nil, nil
-	secs[secNodes] = u32Bytes(nodes)
-	secs[secEdges] = u32Bytes(edges)
+	w.add(secEdges, u32Bytes(edges))
+	from, to, edges = nil, nil, nil
 
 	a := g.adj // made by edgeEnds
-	secs[secOutOff], secs[secOutEdges] = i32Bytes(a.outOff), i32Bytes(a.outEdges)
-	secs[secInOff], secs[secInEdges] = i32Bytes(a.inOff), i32Bytes(a.inEdges)
+	w.add(secOutOff, i32Bytes(a.outOff))
+	w.add(secOutEdges, i32Bytes(a.outEdges))
+	w.add(secInOff, i32Bytes(a.inOff))
+	w.add(secInEdges, i32Bytes(a.inEdges))
 
 	// Children by the parent's ID position, children by their ID position.
 	chOff := make([]uint32, len(g.nodes)+1)
@@ -269,94 +262,83 @@ func encodeSectionsWith(h *snapHeader, g *Graph, problems []Problem, ranks []flo
 		}
 	}
 	chOff[len(g.nodes)] = uint32(len(chList))
-	secs[secChildOff], secs[secChildList] = u32Bytes(chOff), u32Bytes(chList)
+	w.add(secChildOff, u32Bytes(chOff))
+	w.add(secChildList, u32Bytes(chList))
+	chOff, chList = nil, nil
 
-	secs[secByID] = u32Bytes(ec.byIDSection(g.byID))
+	w.add(secByID, u32Bytes(ec.byIDSection(g.byID)))
 	files := make([]uint32, 0, len(g.fileNode)*2)
 	for _, k := range sortedKeys(g.fileNode) {
-		i, ok := nodeIdx[g.fileNode[k]]
+		i, ok := nodeIdx.of(g.fileNode[k])
 		if !ok {
-			return nil, fmt.Errorf("encode graph: file node of %q not in the node list", k)
+			return fmt.Errorf("encode graph: file node of %q not in the node list", k)
 		}
 		files = append(files, uint32(st.id(k)), i)
 	}
-	secs[secFiles] = u32Bytes(files)
-
-	if ranks != nil && len(ranks) == len(g.nodes) {
-		secs[secRanks], secs[secRankOrder] = ec.rankSections(ranks)
-	}
+	w.add(secFiles, u32Bytes(files))
+	files = nil
 
 	rest, err := encodeRest(g, problems, st, nodeIdx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	secs[secRest] = rest
+	w.add(secRest, rest)
+	rest = nil
 	if bad != nil {
-		return nil, bad
+		return bad
 	}
 	nodeIdx = nil
-	ec.end(st, prev, g.nodes, nodes) // keeps the table and records for the next write, or drops the map
+	ec.end(st, prev, g.nodes, nodes) // keeps the table and records for the next write, or drops the lookup
+	return writeStrings(w, st.strs)
+}
 
+// writeRanks writes the global ranks of the n nodes and their order;
+// nothing when ranks is not one per node (not computed).
+func writeRanks(w *snapSink, ranks []float64, n int, ec *encCache) error {
+	if ranks != nil && len(ranks) == n {
+		rb, order := ec.rankSections(ranks)
+		w.add(secRanks, rb)
+		w.add(secRankOrder, order)
+	}
+	return w.err
+}
+
+// writeStrings writes the string table: where each string starts, then
+// the bytes of all, a block at a time (never one buffer of all strings:
+// 62 MB on pyenv).
+func writeStrings(w *snapSink, strs []string) error {
 	total := 0
-	for _, s := range st.strs {
+	for _, s := range strs {
 		total += len(s)
 	}
 	if uint64(total) > math.MaxUint32 {
-		return nil, fmt.Errorf("encode graph: %d bytes of strings is too many", total)
+		return fmt.Errorf("encode graph: %d bytes of strings is too many", total)
 	}
-	strOff := make([]uint32, len(st.strs)+1)
-	data := make([]byte, 0, total)
-	for i, s := range st.strs {
-		strOff[i] = uint32(len(data))
-		data = append(data, s...)
-	}
-	strOff[len(st.strs)] = uint32(len(data))
-	secs[secStrOff], secs[secStrData] = u32Bytes(strOff), data
-	return secs, nil
-}
-
-// assembleSnapshot lays sections out after the magic and the directory,
-// each 8-byte aligned, in one buffer.
-func assembleSnapshot(secs [][]byte) []byte {
-	chunks := snapshotChunks(secs)
-	size := 0
-	for _, c := range chunks {
-		size += len(c)
-	}
-	out := make([]byte, 0, size)
-	for _, c := range chunks {
-		out = append(out, c...)
-	}
-	return out
-}
-
-// snapshotChunks returns the snapshot file as consecutive pieces: the
-// magic and the directory, then each section, each piece padded so that
-// the next section starts 8-byte aligned. Sections are not copied.
-func snapshotChunks(secs [][]byte) [][]byte {
-	dirEnd := len(snapMagic) + 4 + numSections*dirEntrySize + 4
-	off := align8(dirEnd)
-	head := make([]byte, 0, off)
-	head = append(head, snapMagic...)
-	head = binary.LittleEndian.AppendUint32(head, numSections)
-	for id := 1; id <= numSections; id++ {
-		head = binary.LittleEndian.AppendUint32(head, uint32(id))
-		head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(secs[id], castagnoli))
-		head = binary.LittleEndian.AppendUint64(head, uint64(off))
-		head = binary.LittleEndian.AppendUint64(head, uint64(len(secs[id])))
-		off = align8(off + len(secs[id]))
-	}
-	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(head, castagnoli))
-	head = append(head, make([]byte, align8(len(head))-len(head))...)
-	chunks := [][]byte{head}
-	var zeros [8]byte
-	for id := 1; id <= numSections; id++ {
-		chunks = append(chunks, secs[id])
-		if pad := align8(len(secs[id])) - len(secs[id]); pad > 0 && id < numSections {
-			chunks = append(chunks, zeros[:pad])
+	offs := make([]uint32, 0, min(len(strs)+1, strBlock))
+	at := uint32(0)
+	for _, s := range strs {
+		if len(offs) == cap(offs) {
+			w.add(secStrOff, u32Bytes(offs))
+			offs = offs[:0]
 		}
+		offs = append(offs, at)
+		at += uint32(len(s))
 	}
-	return chunks
+	w.add(secStrOff, u32Bytes(append(offs, at)))
+	buf := make([]byte, 0, strBlock)
+	for _, s := range strs {
+		if len(buf)+len(s) > strBlock && len(buf) > 0 {
+			w.add(secStrData, buf)
+			buf = buf[:0]
+		}
+		if len(s) > strBlock {
+			w.add(secStrData, unsafe.Slice(unsafe.StringData(s), len(s)))
+			continue
+		}
+		buf = append(buf, s...)
+	}
+	w.add(secStrData, buf)
+	return w.err
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -387,7 +369,7 @@ func i32Bytes(v []int32) []byte {
 }
 
 // encodeRest writes what only the full decode needs, as varints.
-func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]uint32) ([]byte, error) {
+func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx *nodeIndex) ([]byte, error) {
 	var rw encoder
 	nodeList := func(ns []*Node) error {
 		if ns == nil {
@@ -396,7 +378,7 @@ func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]ui
 		}
 		rw.u(uint64(len(ns)) + 1)
 		for _, n := range ns {
-			i, ok := nodeIdx[n]
+			i, ok := nodeIdx.of(n)
 			if !ok {
 				return fmt.Errorf("encode graph: node %q is listed but not in the node list", n.ID)
 			}
@@ -415,7 +397,7 @@ func encodeRest(g *Graph, problems []Problem, st *strTable, nodeIdx map[*Node]ui
 	}
 	rw.u(uint64(len(g.fileNode)))
 	for _, k := range sortedKeys(g.fileNode) {
-		i, ok := nodeIdx[g.fileNode[k]]
+		i, ok := nodeIdx.of(g.fileNode[k])
 		if !ok {
 			return nil, fmt.Errorf("encode graph: file node of %q not in the node list", k)
 		}

@@ -81,7 +81,7 @@ func (ec *encCache) begin(nodes int) (*strTable, *prevRecs) {
 		if ec != nil {
 			ec.fresh = true
 		}
-		return &strTable{idx: make(map[string]uint32, nodes*4)}, nil
+		return newStrTable(nodes * 4), nil
 	}
 	ec.fresh = false
 	st := ec.st
@@ -95,7 +95,7 @@ func (ec *encCache) begin(nodes int) (*strTable, *prevRecs) {
 // not needed while the string bytes are copied).
 func (ec *encCache) end(st *strTable, prev *prevRecs, nodes []*Node, recs []uint32) {
 	if ec == nil {
-		st.idx = nil
+		st.slots = nil
 		return
 	}
 	ec.reused, ec.unused = 0, 0
@@ -114,7 +114,7 @@ func (ec *encCache) end(st *strTable, prev *prevRecs, nodes []*Node, recs []uint
 		ec.unused = len(st.strs) - used
 		st.used = nil
 		if ec.unused > max(ec.minGarbage, used/max(ec.unusedDiv, 1)) {
-			st.idx = nil
+			st.slots = nil
 			ec.st, ec.nodes, ec.recs = nil, nil, nil
 			return
 		}

@@ -15,8 +15,9 @@ import (
 // TestMeasureIndexPhases indexes $CODELOOM_MEASURE_WRITE_DIR cold as the
 // CLI does (per-file cache and persisted graph written) and reports the
 // peak Go heap (live + garbage, sampled every 2 ms) of each phase: parse
-// and cache, build, PageRank, encoding, writing. A measurement, not a
-// check; skipped unless the variable is set. The project's .codeloom is
+// and cache, build, encoding and writing (all but the ranks), PageRank,
+// the rest of the write. A measurement, not a check; skipped unless the
+// variable is set. The project's .codeloom is
 // removed first. CODELOOM_MEASURE_NOUPDATES=1 opens it as the CLI does
 // (Options.NoUpdates).
 //
@@ -66,7 +67,7 @@ func TestMeasureIndexPhases(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	next := map[string]string{"cache-saved": "build", "snapshot-start": "rank", "snapshot-ranked": "encode", "snapshot-encoded": "write", "snapshot-renamed": "after"}
+	next := map[string]string{"cache-saved": "build", "snapshot-start": "encode+write", "snapshot-ranking": "rank", "snapshot-ranked": "write ranks+directory+sync", "snapshot-renamed": "after"}
 	hook := func(stage string) {
 		if n, ok := next[stage]; ok {
 			mark(n)

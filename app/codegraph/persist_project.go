@@ -225,7 +225,7 @@ func (p *Project) snapJobLocked() *snapJob {
 	return &snapJob{gen: p.snapGen, header: p.headerLocked(), graph: p.graph.Load(), problems: ps}
 }
 
-// writeSnapshot persists one state: global ranks are computed, the file is
+// writeSnapshot persists one state with its global ranks: the file is
 // written beside the old one, synced and renamed over it, so a reader (or a
 // kill at any moment) sees either the old or the new complete file.
 func (p *Project) writeSnapshot(j *snapJob) error {
@@ -233,29 +233,20 @@ func (p *Project) writeSnapshot(j *snapJob) error {
 	if h := p.opts.testHook; h != nil {
 		h("snapshot-start")
 	}
-	ranks := p.globalRanksWriter(j.graph)
-	if h := p.opts.testHook; h != nil {
-		h("snapshot-ranked")
-	}
 	if !j.edits {
 		p.enc = nil
 	} else if p.enc == nil {
 		p.enc = newEncCache()
 	}
 	defer p.keepWriterStateLocked()
-	secs, err := encodeSectionsWith(j.header, j.graph, j.problems, ranks, p.enc)
+	path := SnapshotPath(p.root)
+	// Each section is written as soon as it is encoded and then dropped
+	// (persist_sink.go): the file (131 MB for pyenv's standard library and
+	// site-packages) is never held in memory, not even as its sections.
+	// The ranks come last, when the encoder's string table is gone.
+	ranks, err := writeSnapshotFile(path, j.header, j.graph, j.problems, p.globalRanksWriter, p.enc, p.opts.testHook)
 	if err != nil {
 		p.enc = nil // whatever it holds may be half updated
-		return err
-	}
-	if h := p.opts.testHook; h != nil {
-		h("snapshot-encoded")
-	}
-	path := SnapshotPath(p.root)
-	// The sections are written as they are: the file is never also held
-	// as one buffer (as large as the file: 44 MB for go/src, 130 MB for
-	// pyenv's standard library and site-packages).
-	if err := writeChunksAtomic(path, snapshotChunks(secs), p.opts.testHook); err != nil {
 		return fmt.Errorf("persist graph %s: %w", path, err)
 	}
 	p.mu.Lock()
@@ -328,73 +319,6 @@ func (p *Project) globalRanksWriter(g *Graph) []float64 {
 	ranks := arcs.scores(g.byID, nil)
 	p.rankArcsLast, p.rankArcsRanks = arcs, ranks
 	return ranks
-}
-
-// writeFileAtomic writes data to path through a synced temporary file in
-// the same folder and a rename.
-func writeFileAtomic(path string, data []byte, hook func(string)) error {
-	half := len(data) / 2
-	return writeChunksAtomic(path, [][]byte{data[:half], data[half:]}, hook)
-}
-
-// writeChunksAtomic writes the concatenation of chunks to path through a
-// synced temporary file in the same folder and a rename. hook (tests) is
-// told "snapshot-half-written" once at least half of the bytes are written
-// (the file is then incomplete), then "snapshot-synced" and
-// "snapshot-renamed".
-func writeChunksAtomic(path string, chunks [][]byte, hook func(string)) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	total := 0
-	for _, c := range chunks {
-		total += len(c)
-	}
-	written, told := 0, false
-	for _, c := range chunks {
-		if _, err := f.Write(c); err != nil {
-			return err
-		}
-		written += len(c)
-		if !told && written >= total/2 && hook != nil {
-			told = true
-			hook("snapshot-half-written")
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if hook != nil {
-		hook("snapshot-synced")
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if hook != nil {
-		hook("snapshot-renamed")
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // globalRanks returns the global PageRank of every node, by node index

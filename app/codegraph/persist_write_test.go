@@ -402,3 +402,21 @@ func currentSnapshot(t *testing.T, p *Project, what string) *snapshot {
 	}
 	return snap
 }
+
+// writeFileAtomic writes data to path through a synced temporary file in
+// the same folder and a rename (writeAtomic). hook (tests) is told
+// "snapshot-half-written" once half of the bytes are written (the file is
+// then incomplete), then "snapshot-synced" and "snapshot-renamed".
+func writeFileAtomic(path string, data []byte, hook func(string)) error {
+	return writeAtomic(path, hook, func(f *os.File) error {
+		half := len(data) / 2
+		if _, err := f.Write(data[:half]); err != nil {
+			return err
+		}
+		if hook != nil {
+			hook("snapshot-half-written")
+		}
+		_, err := f.Write(data[half:])
+		return err
+	})
+}
