@@ -1,7 +1,7 @@
 package codegraph
 
 import (
-	"runtime"
+	"runtime/debug"
 	"strings"
 )
 
@@ -130,7 +130,12 @@ func (b *builder) assemble(ordered []*fileBuild, env map[string]string) *Graph {
 // A collection follows, so that the graph is assembled in the memory
 // this frees instead of on top of it: on pyenv's stdlib the assembly
 // (every edge copied into one list, the node maps) was the peak of a cold
-// index, ≈ 75 MB above the end of resolution.
+// index, ≈ 75 MB above the end of resolution. The pages it frees are
+// given back to the system at once (debug.FreeOSMemory): the runtime
+// keeps freed pages resident until its background scavenger gets to them,
+// and on pyenv's stdlib ≈ 240 MiB of them stayed through the assembly and
+// the snapshot's write, on top of what those allocate (peak RSS 711-758
+// -> 674-681 MiB, same CPU; BENCHMARKS.md, lead6).
 func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fd := fb.fd
@@ -150,7 +155,7 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fb.fd.Defs, fb.ids = nil, nil
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // appendSample appends unresolved references to a graph's sample, each
