@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
@@ -155,7 +156,11 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	for _, fb := range ordered {
 		fb.fd.Defs, fb.ids = nil, nil
 	}
-	debug.FreeOSMemory()
+	if liveHeapBelow(buildGCMinLive) {
+		runtime.GC() // a small project's few freed pages are not worth the system calls and faults
+	} else {
+		debug.FreeOSMemory()
+	}
 }
 
 // appendSample appends unresolved references to a graph's sample, each
