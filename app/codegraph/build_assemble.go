@@ -150,16 +150,16 @@ func (b *builder) dropResolveState(ordered []*fileBuild) {
 	b.pyNames, b.extBase, b.locs = nil, nil, nil
 	b.pyArgs, b.goImpl = nil, nil
 	b.buildPools = &buildPools{}
-	// The definitions' nodes, not made through the resolution, are made
-	// (build_nodetext.go) once the tables above are garbage.
-	makeAllDefNodes(ordered)
-	for _, fb := range ordered {
-		fb.fd.Defs, fb.ids = nil, nil
-	}
 	if liveHeapBelow(buildGCMinLive) {
 		runtime.GC() // a small project's few freed pages are not worth the system calls and faults
 	} else {
 		debug.FreeOSMemory()
+	}
+	// The definitions' nodes, not made through the resolution, are made
+	// (build_nodetext.go) in the memory the collection freed.
+	makeAllDefNodes(ordered)
+	for _, fb := range ordered {
+		fb.fd.Defs, fb.ids = nil, nil
 	}
 }
 
