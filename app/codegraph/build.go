@@ -444,6 +444,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		// Built now, with the argument records apart, so that each file's
 		// references can go once it is resolved (flow_args.go).
 		b.argIndexSplit()
+		trim.spill(b.root) // the references wait on disk for their file's turn (refs_spill.go)
 	}
 	// The collector is tightened for the last part of the resolution,
 	// where the live heap nears its peak (build_gc.go).
@@ -452,6 +453,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	restoreGC := func() {}
 	tightenAt := int64(float64(len(affected)) * resolveGCFrom)
 	parallelFiles(affected, func(fb *fileBuild) {
+		trim.load(fb)
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()

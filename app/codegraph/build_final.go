@@ -34,13 +34,15 @@ type finalTrim struct {
 	next   int       // files[:next] are all done
 	count  int       // unresolved samples in files[:next]
 	full   bool      // files[:next] hold the whole sample: later files' are not read
+	left   int       // files not done yet
+	refs   *refSpill // the files' references until their turn (nil: in memory)
 }
 
 // newFinalTrim returns the trim of a resolution of files, given in the
 // order assemble reads them; locs is the build's table of nodes
 // (builder.locs), which packed edges' ends are numbered with.
 func newFinalTrim(files []*fileBuild, locs map[string]defLocation) *finalTrim {
-	t := &finalTrim{files: files, at: make(map[*fileBuild]int, len(files)), doneAt: make([]bool, len(files))}
+	t := &finalTrim{files: files, at: make(map[*fileBuild]int, len(files)), doneAt: make([]bool, len(files)), left: len(files)}
 	for i, fb := range files {
 		t.at[fb] = i
 	}
@@ -76,6 +78,10 @@ func (t *finalTrim) done(fb *fileBuild) {
 	defer t.mu.Unlock()
 	i := t.at[fb]
 	t.doneAt[i] = true
+	if t.left--; t.left == 0 {
+		t.refs.close()
+		t.refs = nil
+	}
 	if t.full {
 		dropSample(fb)
 		return
@@ -98,6 +104,27 @@ func (t *finalTrim) done(fb *fileBuild) {
 			}
 			return
 		}
+	}
+}
+
+// spill moves the files' references to a spill file in the project's
+// .codeloom folder under root, from which load reads each back (refs_spill.go);
+// they stay in memory when there is no such folder or it cannot be
+// written. Called once every pass that reads other files' references is
+// done (t may be nil: no spill).
+func (t *finalTrim) spill(root string) {
+	if t == nil {
+		return
+	}
+	if d := spillDir(root); d != "" {
+		t.refs = spillRefs(d, t.files)
+	}
+}
+
+// load reads fb's references back before it is resolved (t may be nil).
+func (t *finalTrim) load(fb *fileBuild) {
+	if t != nil {
+		t.refs.load(fb)
 	}
 }
 
