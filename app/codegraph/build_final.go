@@ -3,6 +3,7 @@ package codegraph
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -78,6 +79,13 @@ func (t *finalTrim) done(fb *fileBuild) {
 	defer t.mu.Unlock()
 	i := t.at[fb]
 	t.doneAt[i] = true
+	if t.refs != nil && !t.full && fb.res != nil {
+		// The sample's names are parts of the references read back: a
+		// kept one would keep them all (refs_spill.go).
+		for j := range fb.res.sample {
+			fb.res.sample[j].Name = strings.Clone(fb.res.sample[j].Name)
+		}
+	}
 	if t.left--; t.left == 0 {
 		t.refs.close()
 		t.refs = nil

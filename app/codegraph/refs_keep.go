@@ -9,7 +9,8 @@ import (
 // A file's packed references (refList) hold their strings in one per-file
 // text, and the strings decoded from it are substrings of it. The tables
 // fillFileBuild makes keep some of them (scope names, flow sources, type
-// hints, base names, parameter uses, decorators) for the whole resolution,
+// hints, base names, parameter uses, decorators; and the inheritance
+// pass's sample of unresolved names) for the whole resolution,
 // and each kept substring kept the whole text alive: after finalTrim had
 // dropped every file's references, pyenv's stdlib still held all 14 k texts
 // (38 MB) through ≈ 1.7 M kept strings. Before a last build's references
@@ -35,6 +36,11 @@ func (fb *fileBuild) keptStrings(f func(*string)) {
 	}
 	for i := range fb.inherits {
 		f(&fb.inherits[i].name)
+	}
+	if fb.inh != nil { // (the inheritance pass's sample of unresolved bases)
+		for i := range fb.inh.sample {
+			f(&fb.inh.sample[i].Name)
+		}
 	}
 	if ff := fb.facts; ff != nil {
 		for i := range ff.uses.items {
