@@ -73,6 +73,7 @@ func (t *finalTrim) done(fb *fileBuild) {
 	// built with them apart, argIndexSplit). The cache was written before
 	// the build.
 	if fb.fd != nil {
+		t.refs.release(fb) // (read back from the spill file: its array is reused)
 		fb.fd.Refs = refList{}
 	}
 	t.mu.Lock()
