@@ -47,11 +47,17 @@ func newFinalTrim(files []*fileBuild, locs map[string]defLocation) *finalTrim {
 	for i, fb := range files {
 		t.at[fb] = i
 	}
-	if locs != nil {
+	if locs != nil && len(files) >= packNumsMinFiles {
 		t.nums = newNodeNums(files, t.at, locs)
 	}
 	return t
 }
+
+// packNumsMinFiles is the project size (files) from which a final build
+// packs its edges: numbering them cost ≈ 2 % of python3.11's cold index
+// (2 k files, 130 MB peak, where the memory does not matter), against
+// ≈ 21 MB less live heap at the end of pyenv's resolution (14 k files).
+const packNumsMinFiles = 4096
 
 // done is called once fb is resolved (from any goroutine; t may be nil).
 func (t *finalTrim) done(fb *fileBuild) {

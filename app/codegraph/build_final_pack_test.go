@@ -78,7 +78,11 @@ func TestPackEdgesRoundTrip(t *testing.T) {
 		files[i] = fb
 	}
 	locs["stray"] = defLocation{&fileBuild{}, 0} // a file of no numbering
-	trim := newFinalTrim(files, locs)
+	trim := &finalTrim{at: map[*fileBuild]int{}}
+	for i, fb := range files {
+		trim.at[fb] = i
+	}
+	trim.nums = newNodeNums(files, trim.at, locs) // (newFinalTrim numbers large projects only)
 	ends := []string{"file0", "file2", "def2.5", "def1.0", "def2.0", "pkg:os", "nowhere", "stray", "def1.2"}
 	var want []Edge
 	for i, k := range edgeKinds() {
