@@ -86,6 +86,7 @@ type fileResult struct {
 	// packed: the edges, in place of edges, from the end of the file's
 	// resolution to the assembly of the last build (build_final.go).
 	packed []packedEdge
+	pk     *edgePack // what packed's ends are read with (build_final.go)
 }
 
 // smallResult is the length below which addEdge searches a result's edges
@@ -446,10 +447,11 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	b.hier = newHierMemo() // hierarchy walks kept while resolving (flow_memo.go)
 	var trim *finalTrim
 	if b.final && len(affected) == len(ordered) {
-		trim = newFinalTrim(affected) // build_final.go
+		trim = newFinalTrim(affected, b.locs) // build_final.go
 		// Built now, with the argument records apart, so that each file's
 		// references can go once it is resolved (flow_args.go).
 		b.argIndexSplit()
+		trim.spill(b.root) // the references wait on disk for their file's turn (refs_spill.go)
 	}
 	// The collector is tightened for the last part of the resolution,
 	// where the live heap nears its peak (build_gc.go).
@@ -458,6 +460,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	restoreGC := func() {}
 	tightenAt := int64(float64(len(affected)) * resolveGCFrom)
 	parallelFiles(affected, func(fb *fileBuild) {
+		trim.load(fb)
 		b.resolveRefs(fb, fb.res, false)
 		fb.inh.doneResolving()
 		fb.res.doneResolving()

@@ -59,26 +59,56 @@ func TestNoUpdatesGraphSameAsNormal(t *testing.T) {
 	}
 }
 
-// packEdges keeps every kind and line of an edge, in order, and leaves a
-// result it cannot pack (an unknown kind, a line past 32 bits) as it was.
+// packEdges keeps every kind and line of an edge and both its ends, in
+// order: ends that are nodes of the build's files (a file node, its
+// definitions, in any file) as numbers, the others (a package, an ID of no
+// file of the build, an ID whose table entry names another file) as
+// strings; it leaves a result it cannot pack (an unknown kind, a line past
+// 32 bits, no numbering) as it was.
 func TestPackEdgesRoundTrip(t *testing.T) {
+	files := make([]*fileBuild, 3)
+	locs := newNodeLocs(16)
+	locs.addPackage("pkg:os")
+	for i := range files {
+		fb := &fileBuild{fileID: fmt.Sprint("file", i)}
+		for d := 0; d < 3*i; d++ {
+			fb.ids = append(fb.ids, fmt.Sprint("def", i, ".", d))
+		}
+		locs.addFile(fb, nil)
+		files[i] = fb
+	}
+	locs.addFile(&fileBuild{fileID: "stray file", ids: []string{"stray"}}, nil) // a file of no numbering
+	trim := &finalTrim{at: map[*fileBuild]int{}}
+	for i, fb := range files {
+		trim.at[fb] = i
+	}
+	trim.nums = newNodeNums(files, trim.at, locs) // (newFinalTrim numbers large projects only)
+	ends := []string{"file0", "file2", "def2.5", "def1.0", "def2.0", "pkg:os", "nowhere", "stray", "def1.2"}
 	var want []Edge
 	for i, k := range edgeKinds() {
-		want = append(want, Edge{From: fmt.Sprint("a", i), To: fmt.Sprint("b", i), Kind: k, Line: i * 1000})
+		want = append(want, Edge{From: ends[i%len(ends)], To: ends[(i*5+1)%len(ends)], Kind: k, Line: i * 1000})
+		want = append(want, Edge{From: ends[i%len(ends)], To: ends[(i+3)%len(ends)], Kind: k, Line: -i})
 	}
-	want = append(want, Edge{From: "x", To: "y", Kind: EdgeCalls, Line: math.MaxInt32})
+	want = append(want, Edge{From: "def1.1", To: "pkg:os", Kind: EdgeCalls, Line: math.MaxInt32})
 	r := &fileResult{edges: append([]Edge(nil), want...)}
-	if !r.packEdges() || r.edges != nil || len(r.packed) != len(want) {
+	if !r.packEdges(trim.nums) || r.edges != nil || len(r.packed) != len(want) {
 		t.Fatalf("packEdges: ok=false or edges kept (%d edges, %d packed)", len(r.edges), len(r.packed))
+	}
+	if len(r.pk.ext) == 0 || len(r.pk.ext) >= len(want) {
+		t.Fatalf("%d ends kept as strings, want some (packages, strays) and not all", len(r.pk.ext))
 	}
 	if got := r.appendEdges([]Edge{{From: "first"}}); !reflect.DeepEqual(got[1:], want) || got[0].From != "first" {
 		t.Fatalf("appendEdges = %v, want %v after the first", got, want)
 	}
-	for _, bad := range []Edge{{From: "p", To: "q", Kind: "other"}, {From: "p", To: "q", Kind: EdgeCalls, Line: math.MaxInt32 + 1}} {
+	for _, bad := range []Edge{{From: "file0", To: "file1", Kind: "other"}, {From: "file0", To: "file1", Kind: EdgeCalls, Line: math.MaxInt32 + 1}} {
 		in := append(append([]Edge(nil), want...), bad)
 		r := &fileResult{edges: append([]Edge(nil), in...)}
-		if r.packEdges() || r.packed != nil || !reflect.DeepEqual(r.edges, in) {
+		if r.packEdges(trim.nums) || r.packed != nil || !reflect.DeepEqual(r.edges, in) {
 			t.Fatalf("packEdges with %+v: packed %d, edges changed", bad, len(r.packed))
 		}
+	}
+	r = &fileResult{edges: append([]Edge(nil), want...)}
+	if r.packEdges(nil) || r.packed != nil || !reflect.DeepEqual(r.edges, want) {
+		t.Fatalf("packEdges without numbers packed %d edges", len(r.packed))
 	}
 }

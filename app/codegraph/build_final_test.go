@@ -51,7 +51,7 @@ func TestFinalTrimKeepsTheReportedSample(t *testing.T) {
 		for i, fb := range files {
 			wantEdges[i] = append([]Edge(nil), fb.res.edges...)
 		}
-		trim := newFinalTrim(files)
+		trim := newFinalTrim(files, nil)
 		order := rng.Perm(len(files))
 		var wg sync.WaitGroup
 		ch := make(chan int)

@@ -93,12 +93,18 @@ func (b *builder) argIndexSplit() {
 		for _, fb := range b.ordered {
 			x.addSplit(b, fb, p)
 		}
-		// No site is added later: the lists' append slack goes.
+		// No site is added later: the lists' append slack goes, and the
+		// names are copied out of the references' text (a map assignment
+		// stores its key again: each name was the last site's substring),
+		// which then goes with the references (refs_keep.go).
+		sites := make(map[string][]argSite, len(x.sites))
 		for name, l := range x.sites {
 			if cap(l)-len(l) > len(l)/8 {
-				x.sites[name] = slices.Clone(l)
+				l = slices.Clone(l)
 			}
+			sites[strings.Clone(name)] = l
 		}
+		x.sites = sites
 	})
 }
 
@@ -385,7 +391,9 @@ func (fb *fileBuild) askArgs(name string) {
 	if fb.argAsked == nil {
 		fb.argAsked = map[string]bool{}
 	}
-	fb.argAsked[name] = true
+	if !fb.argAsked[name] {
+		fb.argAsked[strings.Clone(name)] = true // not a substring of the references' text (refs_keep.go)
+	}
 }
 
 // argDependents returns the files, other than affected ones, whose edges

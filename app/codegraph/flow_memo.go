@@ -1,6 +1,9 @@
 package codegraph
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Walks of the class hierarchy whose answer depends on the build's tables
 // only (bases, subclasses, members, the files' flow tables), not on how far
@@ -52,7 +55,8 @@ func (b *builder) hierWalk(k hierKey, fn func() []string) []string {
 	if ok {
 		return v
 	}
-	v = fn() // outside the lock: fn may walk (and ask the memo) again
+	v = fn()                       // outside the lock: fn may walk (and ask the memo) again
+	k.name = strings.Clone(k.name) // not a substring of a file's references' text (refs_keep.go)
 	h.mu.Lock()
 	h.m[k] = v
 	h.mu.Unlock()

@@ -306,6 +306,7 @@ func (fb *fileBuild) finishTables() {
 			rows[i].hintEnd = n
 		}
 		if h.gaps {
+			clear(hs[n:]) // (a kept tail would keep the references' text alive, refs_keep.go)
 			hs = trimSlack(hs[:n])
 		}
 		fb.hints = hs
