@@ -371,6 +371,12 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	structural := old == nil || d.gone
 	parallelFiles(todo, b.fillFileBuild)
 	b.noteRefilled(files, todo, old == nil) // update_build.go
+	// Until a final build's references are spilled, every file's tables
+	// and references are live at once (build_gc.go).
+	restoreSpillGC := func() {}
+	if b.final {
+		restoreSpillGC = tightenPreSpillGCIfLarge()
+	}
 	for _, fb := range todo {
 		p := fb.fd.Path
 		b.fbs[p] = fb
@@ -453,6 +459,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		b.argIndexSplit()
 		trim.spill(b.root) // the references wait on disk for their file's turn (refs_spill.go)
 	}
+	restoreSpillGC()
 	// The collector is tightened for the last part of the resolution,
 	// where the live heap nears its peak (build_gc.go).
 	var resolved atomic.Int64
