@@ -27,14 +27,14 @@ func idValue(id string) (uint64, bool) {
 	var v uint64
 	for i := 0; i < 16; i++ {
 		c := id[i]
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | uint64(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | uint64(c-'a'+10)
-		default:
-			return 0, false
+		d := c - '0' // (bytes wrap: one comparison rejects what lies below '0' too)
+		if d > 9 {
+			if d = c - 'a'; d > 5 {
+				return 0, false
+			}
+			d += 10
 		}
+		v = v<<4 | uint64(d)
 	}
 	return v, true
 }
