@@ -196,7 +196,7 @@ type fileBuild struct {
 	key      string   // canonical module key
 	keys     []string // every module key
 	ids      []string // node ID per definition
-	nodes    []*Node  // the file node, then definitions in source order
+	nodes    []*Node  // the file node, then definitions in source order (only the file node while nodesLater)
 	iface    uint64   // hash of what other files can see (names, bases, imports, result types)
 	hints    []string
 	flow     []flowSrc  // value flow into names (flow.go); flow and hints: slabs tab's rows index
