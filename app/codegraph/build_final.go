@@ -96,6 +96,7 @@ func (t *finalTrim) done(fb *fileBuild) {
 	if t.left--; t.left == 0 {
 		t.refs.close()
 		t.refs = nil
+		t.nums.doneNumbering()
 	}
 	if t.full {
 		dropSample(fb)
@@ -214,6 +215,15 @@ func (n *nodeNums) num(id string) (uint32, bool) {
 		return 0, false // (not this build's file or definition: kept as a string)
 	}
 	return n.start[i] + uint32(l.idx+1), true
+}
+
+// doneNumbering lets go of what only num reads (the builder's node table):
+// once every file is packed, only id is called, at the assembly, after the
+// builder has dropped that table (n may be nil).
+func (n *nodeNums) doneNumbering() {
+	if n != nil {
+		n.locs, n.at = nil, nil
+	}
 }
 
 // id returns the ID of node number v.

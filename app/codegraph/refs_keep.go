@@ -137,10 +137,7 @@ func (fb *fileBuild) ownTexts() {
 	for w, x := range k.bits {
 		for x != 0 {
 			b := bits.TrailingZeros64(x)
-			e := b + bits.TrailingZeros64(^(x >> uint(b))) // end of this run of ones
-			if e > 64 {
-				e = 64
-			}
+			e := b + bits.TrailingZeros64(^(x >> uint(b))) // end of this run of ones (≤ 64: x>>b has b zeros on top)
 			sb.WriteString(text[w*64+b : w*64+e])
 			if e == 64 {
 				x = 0
