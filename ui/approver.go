@@ -24,6 +24,9 @@ type Question struct {
 type Approver struct {
 	win    fyne.Window
 	native bool
+	// do runs a function on the UI goroutine (fyne.Do; the window's own
+	// queue when a Workbench made the Approver).
+	do func(func())
 	// nativeYesNo is the native dialog; replaced in tests.
 	nativeYesNo func(title, detail string) (bool, error)
 }
@@ -31,7 +34,18 @@ type Approver struct {
 // NewApprover returns an Approver for win. native selects sqweek/dialog
 // first (see nativeYesNo for the Linux hazard).
 func NewApprover(win fyne.Window, native bool) *Approver {
-	return &Approver{win: win, native: native, nativeYesNo: nativeYesNo}
+	return &Approver{win: win, native: native, nativeYesNo: nativeYesNo, do: fyne.Do}
+}
+
+// doAndWait runs f on the UI goroutine through do and waits for it; it
+// must not be called on that goroutine.
+func doAndWait(do func(func()), f func()) {
+	done := make(chan struct{})
+	do(func() {
+		defer close(done)
+		f()
+	})
+	<-done
 }
 
 // Approve shows q and waits for the answer. It must not be called on the
@@ -63,7 +77,7 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 	}
 	answer := make(chan bool, 1)
 	var d *dialog.ConfirmDialog
-	fyne.DoAndWait(func() {
+	doAndWait(a.do, func() {
 		body, isDiff := questionBody(q.Detail)
 		d = dialog.NewCustomConfirm(q.Title, "Yes", "No", body, func(ok bool) { answer <- ok }, a.win)
 		switch {
@@ -82,7 +96,7 @@ func (a *Approver) Approve(ctx context.Context, q Question) (bool, error) {
 	case ok := <-answer:
 		return ok, nil
 	case <-ctx.Done():
-		fyne.Do(func() { d.Hide() })
+		a.do(func() { d.Hide() })
 		return false, fmt.Errorf("approval %q: %w", q.Title, ctx.Err())
 	}
 }

@@ -228,13 +228,16 @@ func (p *bottomPanes) setBusy(busy bool) {
 }
 
 // guidanceDialog asks the user for free-text guidance (pipeline.Guidance).
-type guidanceDialog struct{ win fyne.Window }
+type guidanceDialog struct {
+	win fyne.Window
+	do  func(func()) // runs on the UI goroutine (Workbench.do)
+}
 
 // Guide implements pipeline.Guidance; an empty answer stops the loop.
 func (g guidanceDialog) Guide(ctx context.Context, q pipeline.Question) (string, error) {
 	answer := make(chan string, 1)
 	var d dialog.Dialog
-	fyne.DoAndWait(func() {
+	doAndWait(g.do, func() {
 		entry := widget.NewMultiLineEntry()
 		entry.SetPlaceHolder("What should it try next? (empty: stop)")
 		detail := widget.NewLabel(tail(q.Detail, 1500))
@@ -254,7 +257,7 @@ func (g guidanceDialog) Guide(ctx context.Context, q pipeline.Question) (string,
 	case a := <-answer:
 		return a, nil
 	case <-ctx.Done():
-		fyne.Do(d.Hide)
+		g.do(d.Hide)
 		return "", ctx.Err()
 	}
 }
@@ -284,8 +287,8 @@ func (p *bottomPanes) runTask() {
 		Root:      proj.Root(),
 		Engine:    w.engine,
 		ModelName: w.model,
-		Approver:  NewApprover(w.win, w.opts.NativeDialogs).forTask(task),
-		Guidance:  guidanceDialog{w.win},
+		Approver:  w.newApprover().forTask(task),
+		Guidance:  guidanceDialog{w.win, w.do},
 		Graph:     proj,
 	}
 	var runOpts []runtime.Option

@@ -321,7 +321,7 @@ func (p *bottomPanes) startTests() {
 		return
 	}
 	root, store := w.project.Root(), w.store
-	approver := NewApprover(w.win, w.opts.NativeDialogs)
+	approver := w.newApprover()
 	ctx, cancel := context.WithCancel(context.Background())
 	p.runMu.Lock()
 	p.runCancel = cancel

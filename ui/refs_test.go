@@ -77,7 +77,8 @@ func TestReferencesPanelShowsTheLastSelection(t *testing.T) {
 		<-ran
 	}
 	close(release)
-	<-ran // the held-back result's callback (nothing else is running now)
+	// The held-back result's callback (nothing else is running now).
+	waitFor(t, "the held-back result's callback", func() bool { return len(ran) > 0 })
 	if refs, _ := refsNow(); !reflect.DeepEqual(refs, want) {
 		t.Errorf("references replaced by an earlier selection's: %d entries, want %d", len(refs), len(want))
 	}

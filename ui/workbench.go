@@ -57,6 +57,10 @@ type Options struct {
 	// Dir, when set, is opened at once: it starts indexing before the
 	// window is built.
 	Dir string
+	// UIDo runs a function on the UI goroutine; nil means fyne.Do. Tests
+	// pass a queue their own goroutine runs: Fyne's test driver would run
+	// each function on the goroutine that asked, beside the test.
+	UIDo func(func())
 }
 
 // ModelLoader loads a model file, reporting progress 0…1. The returned
@@ -76,9 +80,7 @@ type Workbench struct {
 	app  fyne.App
 	win  fyne.Window
 	opts Options
-	// uiDo runs a function on the UI goroutine: fyne.Do, except in tests,
-	// where Fyne's test driver would run it on the calling goroutine and
-	// background goroutines would update widgets concurrently.
+	// uiDo runs a function on the UI goroutine (Options.UIDo).
 	uiDo func(func())
 
 	layouter *graphview.Layouter
@@ -149,6 +151,9 @@ type Workbench struct {
 func NewWorkbench(a fyne.App, opts Options) (*Workbench, error) {
 	stopProfile := startProfileFromEnv()
 	w := &Workbench{stopProfile: stopProfile, timeline: newTimeline(), app: a, opts: opts, uiDo: fyne.Do, expanded: map[string]bool{}, folders: map[string]bool{}, engine: opts.Engine}
+	if opts.UIDo != nil {
+		w.uiDo = opts.UIDo
+	}
 	if opts.Engine != nil {
 		w.model = "scripted"
 	}
@@ -497,3 +502,11 @@ func (w *Workbench) saveSplits() {
 // do runs f on the UI goroutine; every update from a background goroutine
 // goes through it.
 func (w *Workbench) do(f func()) { w.uiDo(f) }
+
+// newApprover is an Approver for the window whose dialogs go through the
+// window's UI queue.
+func (w *Workbench) newApprover() *Approver {
+	a := NewApprover(w.win, w.opts.NativeDialogs)
+	a.do = w.do
+	return a
+}

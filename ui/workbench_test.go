@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,11 +48,13 @@ func newTestWorkbench(t *testing.T, opts Options) (*Workbench, string) {
 	if opts.Layouter == nil {
 		opts.Layouter = sharedLayouter(t)
 	}
+	if opts.UIDo == nil {
+		opts.UIDo = newTestUI(t).do
+	}
 	w, err := NewWorkbench(a, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.uiDo = serialUI(t)
 	w.graph.Synchronous = true
 	w.win.Resize(fyne.NewSize(1300, 850))
 	w.win.Show()
@@ -59,44 +62,80 @@ func newTestWorkbench(t *testing.T, opts Options) (*Workbench, string) {
 	return w, project
 }
 
-// serialUI runs UI callbacks one at a time on one goroutine, in order, as
-// the real driver does; Fyne's test driver would run each on the goroutine
-// that asked, so two background goroutines could update a widget at once.
-func serialUI(t *testing.T) func(func()) {
-	queue := make(chan func(), 1024)
-	stop := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case f := <-queue:
+// testUI makes the test's goroutine the workbench's UI goroutine, as the
+// app's main goroutine is: what background work hands to the UI waits in a
+// queue and runs on the test's goroutine when the test waits (runOnUI,
+// waitFor), never beside what the test itself does to the widgets. (Fyne's
+// test driver would run each on the goroutine that asked.)
+type testUI struct {
+	mu    sync.Mutex
+	queue []func()
+}
+
+// testUIs are the queues of the workbenches the running test made: tests
+// in this package do not run in parallel.
+var testUIs struct {
+	sync.Mutex
+	all []*testUI
+}
+
+func newTestUI(t *testing.T) *testUI {
+	u := &testUI{}
+	testUIs.Lock()
+	testUIs.all = append(testUIs.all, u)
+	testUIs.Unlock()
+	t.Cleanup(func() {
+		testUIs.Lock()
+		defer testUIs.Unlock()
+		testUIs.all = slices.DeleteFunc(testUIs.all, func(v *testUI) bool { return v == u })
+	})
+	return u
+}
+
+// do queues f (Options.UIDo).
+func (u *testUI) do(f func()) {
+	u.mu.Lock()
+	u.queue = append(u.queue, f)
+	u.mu.Unlock()
+}
+
+// runQueued runs what every test workbench queued, in order, until the
+// queues are empty.
+func runQueued() {
+	for {
+		testUIs.Lock()
+		all := slices.Clone(testUIs.all)
+		testUIs.Unlock()
+		ran := false
+		for _, u := range all {
+			u.mu.Lock()
+			fs := u.queue
+			u.queue = nil
+			u.mu.Unlock()
+			for _, f := range fs {
 				f()
-			case <-stop:
-				return
+				ran = true
 			}
 		}
-	}()
-	t.Cleanup(func() { close(stop) })
-	return func(f func()) {
-		select {
-		case queue <- f:
-		case <-stop:
+		if !ran {
+			return
 		}
 	}
 }
 
-// runOnUI runs f on the workbench's UI goroutine (the serial queue in
-// tests) and waits for it: what the app does on that goroutine must not
-// race with the work it queues there.
-func runOnUI(w *Workbench, f func()) {
-	done := make(chan struct{})
-	w.uiDo(func() { f(); close(done) })
-	<-done
+// runOnUI runs f on the UI goroutine, after what was queued there before:
+// in tests that is the test's own goroutine.
+func runOnUI(_ *Workbench, f func()) {
+	runQueued()
+	f()
 }
 
+// waitFor runs what is queued for the UI until ok holds (30 s at most).
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		runQueued()
 		if ok() {
 			return
 		}
@@ -345,24 +384,35 @@ func TestSelectingAnotherFileWithUnsavedEditsAsks(t *testing.T) {
 	w, project := newTestWorkbench(t, Options{})
 	openSample(t, w, project)
 	bulk := nodeIDByName(t, w, "bulk_discount")
-	runOnUI(w, func() { w.SelectNode(bulk) })
-	w.code.SetEditorText("changed")
+	// The pane's highlighting lands on the UI goroutine: every widget
+	// change and read goes there too, or the two race.
+	runOnUI(w, func() {
+		w.SelectNode(bulk)
+		w.code.SetEditorText("changed")
+	})
 	other := ""
 	for _, n := range w.snap.Nodes() {
 		if n.Kind == codegraph.KindFile && n.Path == "inventory/models.py" {
 			other = n.ID
 		}
 	}
-	runOnUI(w, func() { w.SelectNode(other) })
-	if w.code.Path() != "inventory/pricing.py" || w.code.Text() != "changed" {
-		t.Fatalf("unsaved edits dropped: pane shows %s", w.code.Path())
+	var path, text string
+	var dialogs, afterClose int
+	runOnUI(w, func() {
+		w.SelectNode(other)
+		path, text = w.code.Path(), w.code.Text()
+		dialogs = len(w.win.Canvas().Overlays().List())
+		// Closing the window with unsaved edits asks too, and keeps the window.
+		w.requestClose()
+		afterClose = len(w.win.Canvas().Overlays().List())
+	})
+	if path != "inventory/pricing.py" || text != "changed" {
+		t.Fatalf("unsaved edits dropped: pane shows %s", path)
 	}
-	if len(w.win.Canvas().Overlays().List()) == 0 {
+	if dialogs == 0 {
 		t.Fatal("no confirmation dialog")
 	}
-	// Closing the window with unsaved edits asks too, and keeps the window.
-	w.requestClose()
-	if len(w.win.Canvas().Overlays().List()) < 2 {
+	if afterClose < 2 {
 		t.Error("closing with unsaved changes did not ask")
 	}
 }
@@ -404,7 +454,8 @@ func TestIndexingCanBeCancelled(t *testing.T) {
 
 func TestApproverFallsBackToWindowDialog(t *testing.T) {
 	w, _ := newTestWorkbench(t, Options{})
-	a := NewApprover(w.win, true)
+	a := w.newApprover()
+	a.native = true
 	a.nativeYesNo = func(string, string) (bool, error) { return false, errors.New("no display") }
 	res := make(chan bool, 1)
 	go func() {
@@ -428,13 +479,33 @@ func TestApproverFallsBackToWindowDialog(t *testing.T) {
 	if ok, err := a.Approve(context.Background(), Question{Title: "Apply patch?"}); !ok || err != nil {
 		t.Errorf("native yes: %v %v", ok, err)
 	}
-	// Cancellation ends the question.
+	// Cancellation ends the question and closes its dialog.
 	a.native = false
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	if ok, err := a.Approve(ctx, Question{Title: "Never answered"}); ok || !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled approval: %v %v", ok, err)
+	type answer struct {
+		ok  bool
+		err error
 	}
+	answered := make(chan answer, 1)
+	go func() {
+		ok, err := a.Approve(ctx, Question{Title: "Never answered"})
+		answered <- answer{ok, err}
+	}()
+	waitFor(t, "the second dialog", func() bool { return findLabel(w.win.Canvas().Overlays().Top(), "Never answered") })
+	cancel()
+	var got answer
+	waitFor(t, "the cancelled approval", func() bool {
+		select {
+		case got = <-answered:
+			return true
+		default:
+			return false
+		}
+	})
+	if got.ok || !errors.Is(got.err, context.Canceled) {
+		t.Errorf("cancelled approval: %v %v", got.ok, got.err)
+	}
+	waitFor(t, "the dialog closed", func() bool { return w.win.Canvas().Overlays().Top() == nil })
 }
 
 func findButton(o fyne.CanvasObject, text string) *widget.Button {
@@ -629,6 +700,7 @@ func TestTaskFixesSampleBugWithDialogs(t *testing.T) {
 	questions := 0
 	waitForLong := time.Now().Add(150 * time.Second)
 	for time.Now().Before(waitForLong) && w.panes.taskBtn.Disabled() {
+		runQueued()
 		top := w.win.Canvas().Overlays().Top()
 		if yes := findButton(top, "Yes"); yes != nil {
 			questions++
@@ -706,14 +778,14 @@ func findLabel(o fyne.CanvasObject, sub string) bool {
 
 func TestSplitSizesAreRemembered(t *testing.T) {
 	a := test.NewTempApp(t)
-	w1, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	w1, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t), UIDo: newTestUI(t).do})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w1.splitMain.SetOffset(0.3)
 	w1.splitGraph.SetOffset(0.4)
 	w1.requestClose() // nothing unsaved: closes and saves the sizes
-	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t), UIDo: newTestUI(t).do})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,7 +820,7 @@ func TestAskStreamsAnswerWithContext(t *testing.T) {
 
 func TestDefaultLayoutFitsHundredColumnsBesideTheGraph(t *testing.T) {
 	a := test.NewTempApp(t)
-	w, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	w, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t), UIDo: newTestUI(t).do})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -770,7 +842,7 @@ func TestDefaultLayoutFitsHundredColumnsBesideTheGraph(t *testing.T) {
 	if !a.Preferences().Bool(prefSidePanel) {
 		t.Error("the shown tree is not remembered")
 	}
-	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t)})
+	w2, err := NewWorkbench(a, Options{Layouter: sharedLayouter(t), UIDo: newTestUI(t).do})
 	if err != nil {
 		t.Fatal(err)
 	}

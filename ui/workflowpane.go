@@ -467,7 +467,7 @@ func (p *workflowPane) Question() string {
 
 // approver returns the window's Approver for a run from this pane.
 func (p *workflowPane) approver() pipeline.Approver {
-	return askingApprover{inner: NewApprover(p.w.win, p.w.opts.NativeDialogs).ForPipeline(), p: p}
+	return askingApprover{inner: p.w.newApprover().ForPipeline(), p: p}
 }
 
 // needsModel lists the steps of wf that need a model.
@@ -525,7 +525,7 @@ func (p *workflowPane) run() {
 	llm := &workflow.LLMHandler{Engine: w.engine, Model: w.model, Options: models.GenOptions{MaxTokens: 2048}}
 	patchH := &workflow.PatchHandler{Root: root, Approver: approver}
 	builder := &workflow.Builder{Engine: w.engine, Runner: runner, Approver: approver}
-	taskCfg := pipeline.Config{Root: root, Engine: w.engine, ModelName: w.model, Runner: runner, Approver: approver, Guidance: guidanceDialog{w.win}}
+	taskCfg := pipeline.Config{Root: root, Engine: w.engine, ModelName: w.model, Runner: runner, Approver: approver, Guidance: guidanceDialog{w.win, w.do}}
 	if store != nil {
 		llm.Memory, patchH.Versions, builder.Memory, taskCfg.Memory = store, store, store, store
 	}

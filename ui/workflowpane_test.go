@@ -47,6 +47,7 @@ func answerDialogs(t *testing.T, w *Workbench, limit time.Duration, done func() 
 	n := 0
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && !done() {
+		runQueued()
 		if yes := findButton(w.win.Canvas().Overlays().Top(), "Yes"); yes != nil {
 			n++
 			test.Tap(yes)
