@@ -345,6 +345,9 @@ type builder struct {
 	// testResolved (tests only; Options.testResolved) is called once the
 	// files are resolved.
 	testResolved func(b *builder)
+	// testSpilled (tests only; Options.testSpilled) is given a final
+	// build's spill of references, if any, before they are read back.
+	testSpilled func(s *refSpill)
 }
 
 func modKey(family, key string) string { return family + "\x00" + key }
@@ -361,8 +364,10 @@ func newBuilder(root string, langs map[string]*language) *builder {
 }
 
 // build returns the graph of files. Files whose *fileData is the same object
-// as in the previous build are not processed again.
-func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[string]string) *Graph {
+// as in the previous build are not processed again. It fails only when a
+// final build cannot read back the references it spilled (refs_spill.go):
+// the builder is then spent.
+func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[string]string) (*Graph, error) {
 	b.info = info
 	d := b.diffFiles(files) // update_build.go
 	old, todo, sameFiles := d.old, d.todo, d.sameFiles
@@ -458,6 +463,9 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		// references can go once it is resolved (flow_args.go).
 		b.argIndexSplit()
 		trim.spill(b.root) // the references wait on disk for their file's turn (refs_spill.go)
+		if b.testSpilled != nil && trim.refs != nil {
+			b.testSpilled(trim.refs)
+		}
 	}
 	restoreSpillGC()
 	// The collector is tightened for the last part of the resolution,
@@ -477,6 +485,10 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 		}
 	})
 	restoreGC()
+	if err := trim.failure(); err != nil {
+		b.hier = nil
+		return nil, err
+	}
 	if b.testResolved != nil {
 		b.testResolved(b)
 	}
@@ -497,7 +509,7 @@ func (b *builder) build(files map[string]*fileData, info *projectInfo, env map[s
 	}
 	b.last = g
 	b.lastPkgs = b.packageNodes()
-	return g
+	return g, nil
 }
 
 // dependents returns the changed files plus every file whose resolution can

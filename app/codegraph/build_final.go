@@ -37,6 +37,7 @@ type finalTrim struct {
 	full   bool      // files[:next] hold the whole sample: later files' are not read
 	left   int       // files not done yet
 	refs   *refSpill // the files' references until their turn (nil: in memory)
+	err    error     // a read back of the spill that failed (refSpill.failure)
 }
 
 // newFinalTrim returns the trim of a resolution of files, given in the
@@ -94,6 +95,7 @@ func (t *finalTrim) done(fb *fileBuild) {
 		}
 	}
 	if t.left--; t.left == 0 {
+		t.err = t.refs.failure()
 		t.refs.close()
 		t.refs = nil
 		t.nums.doneNumbering()
@@ -135,6 +137,18 @@ func (t *finalTrim) spill(root string) {
 	if d := spillDir(root); d != "" {
 		t.refs = spillRefs(d, t.files)
 	}
+}
+
+// failure is the error that makes the resolution incomplete (a spilled
+// file's references that could not be read back), once every file is done;
+// nil when there is none (t may be nil).
+func (t *finalTrim) failure() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 // load reads fb's references back before it is resolved (t may be nil).

@@ -121,7 +121,11 @@ func TestMeasureCorpus(t *testing.T) {
 		}()
 		start := time.Now()
 		p.mu.Lock()
-		p.graph.Store(p.buildLocked())
+		g, err := p.buildLocked()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.graph.Store(g)
 		p.mu.Unlock()
 		close(stop)
 		peak := <-done

@@ -167,7 +167,9 @@ func extractorOf(l *language, r *tsRunner) (*extractor, error) {
 		roles[i] = role
 	}
 	if only != nil {
-		r.setOnly(only)
+		if err := r.setOnly(only); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
 	}
 	if kids != nil {
 		if err := r.setKids(kids); err != nil {

@@ -161,6 +161,12 @@ loop:
 	return killed && !contains(stages, "done"), stages
 }
 
+// snapTemps lists the temporary snapshot files in root's cache folder.
+func snapTemps(root string) []string {
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(SnapshotPath(root)), snapTmpPattern))
+	return left
+}
+
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
@@ -177,6 +183,10 @@ func checkAfterKill(t *testing.T, root, what string) {
 	p, err := Open(context.Background(), root, Options{Workers: 2})
 	if err != nil {
 		t.Fatalf("%s: open after kill: %v", what, err)
+	}
+	// What a killed writer left in the cache folder is gone.
+	if left := snapTemps(root); len(left) > 0 {
+		t.Errorf("%s: temporary snapshots left after the next open: %v", what, left)
 	}
 	got := p.Graph()
 	p.mu.Lock()
@@ -252,6 +262,9 @@ func TestPersistKillDuringIndex(t *testing.T) {
 		what := fmt.Sprintf("index kill at %q (delay %v, killed %v, stages %v)", stop, delay, killed, stages)
 		if stop != "" && !killed {
 			t.Errorf("%s: stage never reached", what)
+		}
+		if killed && (stop == "snapshot-half-written" || stop == "snapshot-synced") && len(snapTemps(root)) == 0 {
+			t.Errorf("%s: the killed write left no temporary snapshot to clear", what)
 		}
 		checkAfterKill(t, root, what)
 	}

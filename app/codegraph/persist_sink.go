@@ -136,7 +136,9 @@ func writeAtomic(path string, hook func(string), fill func(f *os.File) error) er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	// Locked while it exists, so a later open can tell it from one a
+	// killed writer left (persist_tmp.go).
+	f, err := createLockedTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -154,8 +156,10 @@ func writeAtomic(path string, hook func(string), fill func(f *os.File) error) er
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if !renameOpenTemp {
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	if hook != nil {
 		hook("snapshot-synced")
@@ -164,6 +168,12 @@ func writeAtomic(path string, hook func(string), fill func(f *os.File) error) er
 		return err
 	}
 	ok = true
+	if renameOpenTemp {
+		// Closed (and unlocked) only now that it has its final name.
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
 	if hook != nil {
 		hook("snapshot-renamed")
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	// build has resolved its files, before anything is dropped for the
 	// assembly.
 	testResolved func(b *builder)
+	// testSpilled, when set (tests only), is given a final build's spill
+	// of references before they are read back.
+	testSpilled func(s *refSpill)
 }
 
 // Report describes the last indexing run.
@@ -264,6 +267,9 @@ func Open(ctx context.Context, root string, opts Options) (*Project, error) {
 	for _, l := range p.langs {
 		p.byName[l.name] = l
 	}
+	if !opts.NoCache {
+		p.removeStaleTemps()
+	}
 	if err := p.index(ctx, start); err != nil {
 		return nil, err
 	}
@@ -433,7 +439,10 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 	// the cache write before it: its garbage made 14 more collections for a
 	// heap that stays below the build's peak.)
 	defer tightenGCIfLarge()() // build_gc.go
-	g := p.buildLocked()
+	g, err := p.buildLocked()
+	if err != nil {
+		return err
+	}
 	p.graph.Store(g)
 	p.setStampsFromWalkLocked(wr)
 	p.report = Report{Root: p.root, Stats: g.stats, Parsed: parsed, Cached: reused, Duration: time.Since(start)}
@@ -492,7 +501,7 @@ func (p *Project) fillProblemsLocked() {
 const maxDotEnv = 1 << 20
 
 // buildLocked builds a graph from the current files.
-func (p *Project) buildLocked() *Graph {
+func (p *Project) buildLocked() (*Graph, error) {
 	env := map[string]string{}
 	delete(p.problems, ".env")
 	p.envStamp = envStampOf(p.root)
@@ -510,10 +519,15 @@ func (p *Project) buildLocked() *Graph {
 		// released once it is built), so nothing is kept for a next build.
 		p.b.final = p.opts.NoUpdates
 		p.b.testResolved = p.opts.testResolved
+		p.b.testSpilled = p.opts.testSpilled
 	}
-	g := p.b.build(p.files, p.info, env)
+	g, err := p.b.build(p.files, p.info, env)
+	if err != nil {
+		p.b = nil // spent: the next build starts afresh
+		return nil, fmt.Errorf("build the graph of %s: %w", p.root, err)
+	}
 	p.markRawPathsLocked(g)
-	return g
+	return g, nil
 }
 
 // process reads and parses jobs with opts.Workers goroutines.

@@ -26,7 +26,10 @@ func BenchmarkRebuild(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nb := newBuilder(p.root, p.byName)
-		g := nb.build(p.files, p.info, map[string]string{})
+		g, err := nb.build(p.files, p.info, map[string]string{})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if i == 0 {
 			b.Logf("nodes %d", len(g.Nodes()))
 		}

@@ -22,8 +22,10 @@ import (
 // resolved (load), and dropped again once it is (finalTrim.done).
 //
 // The file is made in the project's .codeloom folder and unlinked at once:
-// nothing is left behind if the process dies. When it cannot be made or
-// written, the references stay in memory (the graph is the same).
+// nothing is left behind if the process dies (one killed between the two
+// steps leaves a file the next open removes, persist_tmp.go). When it
+// cannot be made or written, the references stay in memory (the graph is
+// the same); when one cannot be read back, the build fails (load).
 type refSpill struct {
 	f  *os.File
 	at map[*fileBuild]spillRec
@@ -33,10 +35,18 @@ type refSpill struct {
 	// is read into an array of its own, as what the file's resolution
 	// keeps (a sampled name…) may point into it.
 	bufs sync.Pool
+
+	errMu sync.Mutex
+	err   error // the first read back that failed (failure)
 }
 
 // spillBufKeep bounds the arrays kept for reuse (4-byte words).
 const spillBufKeep = 1 << 18
+
+// refsSpillPattern names the spill files: unlinked as soon as made, one is
+// left only by a kill in between, and removed by the next open
+// (removeStaleTemps).
+const refsSpillPattern = "refs-spill-*"
 
 // spillRec is where one file's list is in the spill file.
 type spillRec struct {
@@ -52,7 +62,7 @@ func (r spillRec) size() int { return int(r.nEnds)*4 + int(r.nData) + int(r.nT) 
 // and drops them from memory; nil (references left in memory) when the
 // file cannot be made or written.
 func spillRefs(dir string, files []*fileBuild) *refSpill {
-	f, err := os.CreateTemp(dir, "refs-spill-*")
+	f, err := createLockedTemp(dir, refsSpillPattern) // persist_tmp.go
 	if err != nil {
 		slog.Debug("references kept in memory", "err", err)
 		return nil
@@ -108,8 +118,9 @@ func (s *refSpill) write(files []*fileBuild) error {
 }
 
 // load reads fb's references back (s may be nil: nothing was spilled). A
-// read that fails leaves no way to resolve the file: it panics, as a
-// silently different graph would be worse.
+// read that fails (a disk error) leaves the file without references and
+// is kept for failure: the build that spilled them must then fail rather
+// than return a graph short of that file's edges.
 func (s *refSpill) load(fb *fileBuild) {
 	if s == nil {
 		return
@@ -130,11 +141,14 @@ func (s *refSpill) load(fb *fileBuild) {
 	words := (*bp)[:cap(*bp)]
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), head)
 	text := make([]byte, r.nT)
-	if _, err := s.f.ReadAt(buf, r.off); err != nil {
-		panic(fmt.Errorf("codegraph: reading back the spilled references of %s: %w", fb.fd.Path, err))
+	_, err := s.f.ReadAt(buf, r.off)
+	if err == nil && r.nT > 0 {
+		_, err = s.f.ReadAt(text, r.off+int64(head))
 	}
-	if _, err := s.f.ReadAt(text, r.off+int64(head)); err != nil && r.nT > 0 {
-		panic(fmt.Errorf("codegraph: reading back the spilled references of %s: %w", fb.fd.Path, err))
+	if err != nil {
+		s.bufs.Put(bp)
+		s.fail(fmt.Errorf("read back the references of %s from the spill file in %s: %w", fb.fd.Path, filepath.Dir(s.f.Name()), err))
+		return
 	}
 	l := refList{n: r.n}
 	l.ends = words[:r.nEnds] // (its capacity is the whole array: release gives it back)
@@ -144,6 +158,26 @@ func (s *refSpill) load(fb *fileBuild) {
 		l.text = unsafe.String(&text[0], int(r.nT))
 	}
 	fb.fd.Refs = l
+}
+
+// fail keeps err unless an earlier read failed.
+func (s *refSpill) fail(err error) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// failure is the first read back that failed (s may be nil), nil when
+// every one succeeded.
+func (s *refSpill) failure() error {
+	if s == nil {
+		return nil
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
 }
 
 // release gives back the array fb's references were read into (s may be

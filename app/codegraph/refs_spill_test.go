@@ -1,10 +1,12 @@
 package codegraph
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -189,6 +191,32 @@ func TestSpillRefsRoundTripAndFallback(t *testing.T) {
 			s.release(fb)
 			fb.fd.Refs = refList{}
 		}
+	}
+}
+
+// A spill whose references cannot be read back (here: its file closed
+// under it) fails the open with an error naming a file, instead of a graph
+// short of that file's edges; the next open works.
+func TestSpillReadFailureFailsTheBuild(t *testing.T) {
+	root := writeTree(t, spillFixture())
+	if err := os.Mkdir(filepath.Join(root, ".codeloom"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spilled := false
+	_, err := Open(context.Background(), root, Options{NoCache: true, NoUpdates: true, Workers: 2, testSpilled: func(s *refSpill) {
+		spilled = true
+		s.f.Close()
+	}})
+	if !spilled {
+		t.Fatal("the build spilled nothing")
+	}
+	if err == nil || !strings.Contains(err.Error(), "read back the references of ") || !strings.Contains(err.Error(), "file already closed") {
+		t.Fatalf("open with an unreadable spill: %v", err)
+	}
+	ref := openT(t, root, Options{NoCache: true}).Graph()
+	got := openT(t, root, Options{NoCache: true, NoUpdates: true}).Graph()
+	if !reflect.DeepEqual(got.Edges(), ref.Edges()) {
+		t.Fatal("the open after a failed one differs from a normal build")
 	}
 }
 

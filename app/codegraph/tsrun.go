@@ -809,7 +809,7 @@ func (r *tsRunner) runChunked(src []byte, consume func(flat []uint32, base uint3
 // setOnly makes the runner leave out the matches whose capture id i holds a
 // node whose symbol is not in only[i] (nil: any node); see
 // language.captureTypes.
-func (r *tsRunner) setOnly(only [][]uint16) {
+func (r *tsRunner) setOnly(only [][]uint16) error {
 	words := 0
 	for _, syms := range only {
 		for _, s := range syms {
@@ -817,8 +817,14 @@ func (r *tsRunner) setOnly(only [][]uint16) {
 		}
 	}
 	n := len(only)
-	bits := unsafe.Slice((*uint64)(C.calloc(C.size_t(max(n*words, 1)), 8)), max(n*words, 1))
-	ids := unsafe.Slice((*uint8)(C.calloc(C.size_t(max(n, 1)), 1)), max(n, 1))
+	bp, ip := C.calloc(C.size_t(max(n*words, 1)), 8), C.calloc(C.size_t(max(n, 1)), 1)
+	if bp == nil || ip == nil {
+		C.free(bp)
+		C.free(ip)
+		return fmt.Errorf("out of memory for the filter tables of %d captures", n)
+	}
+	bits := unsafe.Slice((*uint64)(bp), max(n*words, 1))
+	ids := unsafe.Slice((*uint8)(ip), max(n, 1))
 	for id, syms := range only {
 		if syms == nil {
 			continue
@@ -832,6 +838,7 @@ func (r *tsRunner) setOnly(only [][]uint16) {
 	r.only, r.onlyIDs = (*C.uint64_t)(unsafe.Pointer(&bits[0])), (*C.uint8_t)(unsafe.Pointer(&ids[0]))
 	r.res.only, r.res.only_ids = r.only, r.onlyIDs
 	r.res.only_words, r.res.only_n = C.uint32_t(words), C.uint32_t(n)
+	return nil
 }
 
 // kidRule is a children rule of a capture (see cl_kids): the named
@@ -844,7 +851,11 @@ type kidRule struct{ outer, inner uint16 }
 // in its place (nil: the match as it is); see language.captureKids.
 func (r *tsRunner) setKids(kids [][]kidRule) error {
 	n := len(kids)
-	tab := unsafe.Slice((*uint16)(C.calloc(C.size_t(max(n, 1)*C.CL_KID_MAX*2), 2)), max(n, 1)*C.CL_KID_MAX*2)
+	tp := C.calloc(C.size_t(max(n, 1)*C.CL_KID_MAX*2), 2)
+	if tp == nil {
+		return fmt.Errorf("out of memory for the children rules of %d captures", n)
+	}
+	tab := unsafe.Slice((*uint16)(tp), max(n, 1)*C.CL_KID_MAX*2)
 	for id, rules := range kids {
 		if len(rules) > C.CL_KID_MAX {
 			C.free(unsafe.Pointer(&tab[0]))

@@ -124,8 +124,14 @@ func (p *Project) UpdateFiles(ctx context.Context, paths []string) (*Graph, erro
 			p.b.hint, p.b.checkHint = p.unbuilt, p.checkHint
 			p.rawHint = p.unbuilt
 		}
+		unbuilt := p.unbuilt
 		p.unbuilt = nil
-		g = p.buildLocked()
+		ng, err := p.buildLocked()
+		if err != nil {
+			p.unbuilt = unbuilt // still to build: the graph is the one before
+			return g, err
+		}
+		g = ng
 		p.graph.Store(g)
 	}
 	if len(jobs) > 0 || len(removed) > 0 {

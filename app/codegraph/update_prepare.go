@@ -148,7 +148,12 @@ func (p *Project) prepare(ctx context.Context, pr *prepared, stamps []fileStamp,
 		pr.envProb = &Problem{Path: ".env", Reason: readReason(err) + " (its values are not used)", Skipped: true}
 	}
 	pr.b = newBuilder(p.root, p.byName)
-	pr.g = pr.b.build(pr.files, info, env)
+	g, err := pr.b.build(pr.files, info, env)
+	if err != nil {
+		pr.err = fmt.Errorf("build graph state: %w", err)
+		return
+	}
+	pr.g = g
 	pr.rawNone = !markRawPaths(pr.g, pr.files)
 	p.hook("prepare-built")
 }
