@@ -148,7 +148,7 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 	visible := map[string]bool{}
 	groupOf := func(n *codegraph.Node) string {
 		if p := ix.node(n.Parent); p != nil && p.Kind == codegraph.KindClass {
-			return "class " + p.Name
+			return KindWord(p) + " " + p.Name
 		}
 		return n.Path
 	}
@@ -162,7 +162,7 @@ func Symbol(ix *Index, id string, opts SymbolOptions) *View {
 	centre := map[string]bool{id: true}
 	cn := ix.viewNode(root, groupOf(root))
 	if root.Kind == codegraph.KindClass {
-		cn.Cluster = "class " + root.Name
+		cn.Cluster = KindWord(root) + " " + root.Name
 	}
 	v.Nodes = append(v.Nodes, cn)
 	visible[id] = true

@@ -106,10 +106,19 @@ func (f Filter) edgeOK(k codegraph.EdgeKind) bool {
 	return !f.HideEdges[k]
 }
 
+// KindWord is the word a node's kind is shown with: its kind, except that
+// Go has types where other languages have classes.
+func KindWord(n *codegraph.Node) string {
+	if n.Kind == codegraph.KindClass && n.Language == "go" {
+		return "type"
+	}
+	return string(n.Kind)
+}
+
 // Tooltip is the hover text of a node: kind, qualified name, signature, file:line.
 func Tooltip(n *codegraph.Node) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", n.Kind, firstNonEmpty(n.QualName, n.Name))
+	fmt.Fprintf(&b, "%s %s", KindWord(n), firstNonEmpty(n.QualName, n.Name))
 	if n.Signature != "" {
 		fmt.Fprintf(&b, "\n%s", n.Signature)
 	}

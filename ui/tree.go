@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"codeloom/app/codegraph"
+	"codeloom/graphview"
 )
 
 // treeModel is the side panel's tree: folders → files → classes →
@@ -128,7 +129,7 @@ func treeLabel(n *codegraph.Node) string {
 	case codegraph.KindFile:
 		return path.Base(n.Path)
 	case codegraph.KindClass:
-		return "class " + n.Name
+		return graphview.KindWord(n) + " " + n.Name
 	case codegraph.KindFunction, codegraph.KindMethod:
 		return n.Name + "()"
 	}
