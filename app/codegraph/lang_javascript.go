@@ -74,6 +74,8 @@ const jsQuery = jsCommonQuery + `
 (field_definition property: (property_identifier) @name value: (new_expression constructor: [(identifier) (member_expression)] @object)) @ref.assign
 ((comment) @object . (field_definition property: (property_identifier) @name) @ref.assign)
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
+(class name: (identifier) @name body: (class_body) @body) @def.class
+(variable_declarator name: (identifier) @name value: (class !name body: (class_body) @body)) @def.class
 (class_heritage (identifier) @name) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
 (export_statement "default" (class_declaration name: (identifier) @name)) @export.default
@@ -84,6 +86,8 @@ const tsQuery = jsCommonQuery + `
 (optional_parameter pattern: (identifier) @name) @local
 (class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
 (abstract_class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
+(class name: (type_identifier) @name body: (class_body) @body) @def.class
+(variable_declarator name: (identifier) @name value: (class !name body: (class_body) @body)) @def.class
 (interface_declaration name: (type_identifier) @name body: (_) @body) @def.class
 (extends_clause value: (identifier) @name) @ref.inherit
 (implements_clause (type_identifier) @name) @ref.inherit
