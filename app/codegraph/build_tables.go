@@ -234,7 +234,7 @@ func (b *builder) tables(ordered []*fileBuild) {
 		for i, d := range fb.fd.Defs {
 			id := fb.ids[i]
 			if d.Parent < 0 && d.receiver() == "" {
-				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) || (fam == "js" && b.jsPreferTop(prev, d)) {
+				if prev, dup := top[d.Name]; !dup || (fam == "go" && b.goPrefer(fb, prev)) || (fam == "js" && b.jsPreferTop(prev, d, fb)) {
 					top[d.Name] = id
 				}
 			}

@@ -333,16 +333,27 @@ func (b *builder) jsThisIn(fb *fileBuild, d int32, name string) (string, bool) {
 	return "", false
 }
 
-// jsPreferTop reports whether top-level definition d should take a name
-// from prev: a declaration (function sendfile(…)) over a function assigned
-// to a property (res.sendfile = function (…)), which binds no variable.
-func (b *builder) jsPreferTop(prev string, d defRec) bool {
+// jsPreferTop reports whether top-level definition d of fb should take a
+// name from prev: a definition in an implementation over one in a
+// declaration file of the same module (types.js over types.d.ts, which a
+// compiled TypeScript package ships side by side: the declared class has
+// no method bodies); a declaration (function sendfile(…)) over a function
+// assigned to a property (res.sendfile = function (…)), which binds no
+// variable.
+func (b *builder) jsPreferTop(prev string, d defRec, fb *fileBuild) bool {
 	loc, ok := b.defAt(prev)
 	if !ok {
 		return false
 	}
+	if pd, dd := jsDeclarationFile(loc.fb.fd.Path), jsDeclarationFile(fb.fd.Path); pd != dd {
+		return pd
+	}
 	return jsPropertyDef(loc.fb.fd.Defs[loc.idx]) && !jsPropertyDef(d)
 }
+
+// jsDeclarationFile reports a TypeScript declaration file (.d.ts), which
+// shares its module key with the implementation beside it (jsModuleKeys).
+func jsDeclarationFile(rel string) bool { return strings.HasSuffix(rel, ".d.ts") }
 
 // jsPropertyDef reports a function defined by assignment to a property
 // (obj.name = function …).

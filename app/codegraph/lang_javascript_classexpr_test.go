@@ -79,3 +79,43 @@ func join(ss []string) string {
 	}
 	return out
 }
+
+// TestJSDeclarationBesideImplementation: a compiled TypeScript package
+// ships types.d.ts beside types.js, both module "types". The classes the
+// JavaScript defines are the ones its names mean, so `this.m()` in a
+// subclass reaches the base's method body, not a declared signature.
+func TestJSDeclarationBesideImplementation(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"lib/types.d.ts": "export declare class ZodType {\n    _getType(input: unknown): string;\n}\nexport declare class ZodVoid extends ZodType {\n    _parse(input: unknown): string;\n}\n",
+		"lib/types.js":   "class ZodType {\n    _getType(input) { return typeof input }\n}\nexports.ZodType = ZodType;\nclass ZodVoid extends ZodType {\n    _parse(input) { return this._getType(input) }\n}\nexports.ZodVoid = ZodVoid;\n",
+		"lib/use.js":     "const types_1 = require('./types');\nfunction check(x) { return new types_1.ZodVoid()._parse(x) }\n",
+	})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	in := func(path, qual string) *Node {
+		for _, n := range g.Nodes() {
+			if n.Path == path && n.QualName == qual {
+				return n
+			}
+		}
+		t.Fatalf("no node %s in %s", qual, path)
+		return nil
+	}
+	edge := func(from, to *Node, kind EdgeKind) bool {
+		for _, e := range g.Out(from.ID, kind) {
+			if e.To == to.ID {
+				return true
+			}
+		}
+		return false
+	}
+	voidJS, baseJS := in("lib/types.js", "lib/types:ZodVoid"), in("lib/types.js", "lib/types:ZodType")
+	if !edge(voidJS, baseJS, EdgeInherits) {
+		t.Error("ZodVoid (types.js) does not inherit types.js's ZodType")
+	}
+	if !edge(in("lib/types.js", "lib/types:ZodVoid._parse"), in("lib/types.js", "lib/types:ZodType._getType"), EdgeCalls) {
+		t.Error("this._getType() in ZodVoid._parse does not reach ZodType._getType's body")
+	}
+	if !edge(in("lib/use.js", "lib/use:check"), in("lib/types.js", "lib/types:ZodVoid._parse"), EdgeCalls) {
+		t.Error("check does not call types.js's ZodVoid._parse")
+	}
+}
