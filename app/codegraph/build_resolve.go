@@ -66,6 +66,15 @@ func (b *builder) resolveRefs(fb *fileBuild, res *fileResult, inherits bool) {
 		} else {
 			target, outcome = b.resolveRef(fb, family, r, 0)
 		}
+		if r.Kind == refInherit && family == "js" && outcome == outResolved {
+			// class C extends make(…): the base is the class make makes
+			// (flow_javascript.go); a function that makes none is no base.
+			if id, ok := b.jsMadeClass(target); ok {
+				target = id
+			} else if n := b.node(target); n.found() && n.Kind != KindClass {
+				outcome = outUnresolved
+			}
+		}
 		if outcome == outUnresolved && family == "js" && r.Object == "this" {
 			if id, ok := b.jsThisProperty(fb, r); ok { // flow_javascript.go
 				target, outcome = id, outResolved

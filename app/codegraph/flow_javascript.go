@@ -351,6 +351,29 @@ func (b *builder) jsPreferTop(prev string, d defRec, fb *fileBuild) bool {
 	return jsPropertyDef(loc.fb.fd.Defs[loc.idx]) && !jsPropertyDef(d)
 }
 
+// jsMadeClass returns the class a function makes, for a class whose base
+// is a call of it (`class Int extends make(ast) {}` with
+// `const make = ast => class SchemaClass {…}`, a mixin returning
+// `class extends Base {…}`): the one class defined directly in the
+// function's body. It reports false for anything else (a class itself, a
+// function defining no class or several).
+func (b *builder) jsMadeClass(fnID string) (string, bool) {
+	loc, ok := b.defAt(fnID)
+	if !ok || loc.fb.fd.Defs[loc.idx].Kind == KindClass {
+		return "", false
+	}
+	made := ""
+	for i, d := range loc.fb.fd.Defs {
+		if d.Parent == int32(loc.idx) && d.Kind == KindClass {
+			if made != "" {
+				return "", false
+			}
+			made = loc.fb.ids[i]
+		}
+	}
+	return made, made != ""
+}
+
 // jsDeclarationFile reports a TypeScript declaration file (.d.ts), which
 // shares its module key with the implementation beside it (jsModuleKeys).
 func jsDeclarationFile(rel string) bool { return strings.HasSuffix(rel, ".d.ts") }

@@ -76,7 +76,10 @@ const jsQuery = jsCommonQuery + `
 (class_declaration name: (identifier) @name body: (class_body) @body) @def.class
 (class name: (identifier) @name body: (class_body) @body) @def.class
 (variable_declarator name: (identifier) @name value: (class !name body: (class_body) @body)) @def.class
+(return_statement (class "class" @name !name body: (class_body) @body) @def.class)
+(arrow_function body: (class "class" @name !name body: (class_body) @body) @def.class)
 (class_heritage (identifier) @name) @ref.inherit
+(class_heritage (call_expression function: (identifier) @name)) @ref.inherit
 (class_heritage (member_expression object: (identifier) @object property: (property_identifier) @name)) @ref.inherit
 (export_statement "default" (class_declaration name: (identifier) @name)) @export.default
 `
@@ -88,8 +91,11 @@ const tsQuery = jsCommonQuery + `
 (abstract_class_declaration name: (type_identifier) @name body: (class_body) @body) @def.class
 (class name: (type_identifier) @name body: (class_body) @body) @def.class
 (variable_declarator name: (identifier) @name value: (class !name body: (class_body) @body)) @def.class
+(return_statement (class "class" @name !name body: (class_body) @body) @def.class)
+(arrow_function body: (class "class" @name !name body: (class_body) @body) @def.class)
 (interface_declaration name: (type_identifier) @name body: (_) @body) @def.class
 (extends_clause value: (identifier) @name) @ref.inherit
+(extends_clause value: (call_expression function: (identifier) @name)) @ref.inherit
 (implements_clause (type_identifier) @name) @ref.inherit
 (extends_type_clause type: (type_identifier) @name) @ref.inherit
 (type_annotation (type_identifier) @name) @ref.use

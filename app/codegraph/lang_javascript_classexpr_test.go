@@ -119,3 +119,59 @@ func TestJSDeclarationBesideImplementation(t *testing.T) {
 		t.Error("check does not call types.js's ZodVoid._parse")
 	}
 }
+
+// TestJSClassFromFunction: a class whose base is a call of a function that
+// makes a class (effect's `class Int extends make(ast) {}` with
+// `const make = ast => class SchemaClass { static pipe() {} }`, and mixins
+// `class B extends Mixin(A) {}`) inherits the class the function makes,
+// so `Int.pipe()` and `this.m()` reach its methods; the call itself is a
+// call of the function.
+func TestJSClassFromFunction(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"src/schema.js": `export const make = ast => class SchemaClass {
+  static pipe() { return ast }
+  static annotations(a) { return make(a) }
+}
+export class Int extends make(1) {}
+export function use() { return Int.pipe() }
+`,
+		"src/mixin.ts": `class Base { hello(): number { return 1 } }
+function Walker(B: any) {
+  return class extends B {
+    walk(): number { return this.hello() }
+  }
+}
+function notAClass() { return 1 }
+export class Dog extends Walker(Base) {
+  run(): number { return this.walk() }
+}
+export class Odd extends notAClass() {
+  go(): number { return this.walk() }
+}
+`,
+	})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	var got []string
+	for _, e := range edgeSet(g) {
+		if e[:4] == "src/" {
+			got = append(got, e)
+		}
+	}
+	// The mixin's class is named "class" (it has no name of its own). Its
+	// base is a parameter, which the base pass does not follow: this.hello()
+	// in it reaches nothing (docs/callgraph-shapes.md, open).
+	want := []string{
+		"src/mixin:Dog -calls-> src/mixin:Walker",
+		"src/mixin:Dog -inherits-> src/mixin:Walker.class",
+		"src/mixin:Dog -uses-> src/mixin:Base",
+		"src/mixin:Dog.run -calls-> src/mixin:Walker.class.walk",
+		"src/mixin:Odd -calls-> src/mixin:notAClass",
+		"src/schema:Int -calls-> src/schema:make",
+		"src/schema:Int -inherits-> src/schema:make.SchemaClass",
+		"src/schema:make.SchemaClass.annotations -calls-> src/schema:make",
+		"src/schema:use -calls-> src/schema:make.SchemaClass.pipe",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", join(got), join(want))
+	}
+}
