@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -48,12 +49,7 @@ export { ModelService, Anon, use }
 			t.Errorf("%s is a %s, want a %s", c.qual, n.Kind, c.kind)
 		}
 	}
-	var got []string
-	for _, e := range edgeSet(g) {
-		if e[:4] == "src/" {
-			got = append(got, e)
-		}
-	}
+	got := srcEdges(g)
 	want := []string{
 		"src/model -imports-> src/base",
 		"src/model:Anon -inherits-> src/base:Disposable",
@@ -72,13 +68,18 @@ export { ModelService, Anon, use }
 	}
 }
 
-func join(ss []string) string {
-	out := ""
-	for _, s := range ss {
-		out += "  " + s + "\n"
+// srcEdges is edgeSet's part between the fixtures' files under src/.
+func srcEdges(g *Graph) []string {
+	var out []string
+	for _, e := range edgeSet(g) {
+		if strings.HasPrefix(e, "src/") {
+			out = append(out, e)
+		}
 	}
 	return out
 }
+
+func join(ss []string) string { return "  " + strings.Join(ss, "\n  ") + "\n" }
 
 // TestJSDeclarationBesideImplementation: a compiled TypeScript package
 // ships types.d.ts beside types.js, both module "types". The classes the
@@ -151,12 +152,7 @@ export class Odd extends notAClass() {
 `,
 	})
 	g := openT(t, root, Options{NoCache: true}).Graph()
-	var got []string
-	for _, e := range edgeSet(g) {
-		if e[:4] == "src/" {
-			got = append(got, e)
-		}
-	}
+	got := srcEdges(g)
 	// The mixin's class is named "class" (it has no name of its own). Its
 	// base is a parameter, which the base pass does not follow: this.hello()
 	// in it reaches nothing (docs/callgraph-shapes.md, open).
