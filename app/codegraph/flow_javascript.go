@@ -374,6 +374,31 @@ func (b *builder) jsMadeClass(fnID string) (string, bool) {
 	return made, made != ""
 }
 
+// jsImplementerCalls binds x.m() where x holds an instance of a TypeScript
+// interface (or of a class that leaves m to its subclasses: an abstract
+// method is no definition) that has no m of its own: it dispatches to the
+// m of each class implementing or extending it (what a service injected as
+// `private readonly svc: IModelService` runs). It reports whether it added
+// an edge.
+func (b *builder) jsImplementerCalls(fe *flowEval, fb *fileBuild, r refRec, src string, res *fileResult) bool {
+	added := false
+	for _, v := range fe.expr(fb, r.Def, r.Object, 0) {
+		if !v.inst || v.elem || len(b.subs[v.id]) == 0 {
+			continue
+		}
+		if _, ok := b.member(v.id, r.Name, false); ok {
+			continue
+		}
+		for _, d := range b.subclassMethods(v.id, r.Name) {
+			if d != src {
+				res.addEdge(src, d, EdgeDispatches, r.Line)
+				added = true
+			}
+		}
+	}
+	return added
+}
+
 // jsDeclarationFile reports a TypeScript declaration file (.d.ts), which
 // shares its module key with the implementation beside it (jsModuleKeys).
 func jsDeclarationFile(rel string) bool { return strings.HasSuffix(rel, ".d.ts") }

@@ -116,7 +116,16 @@ func (fe *flowEval) pyOwnAttr(c string, inst bool, name string, depth int) ([]fl
 // class cls define when cls and its bases have none (str(self) in a base
 // whose subclasses define __str__).
 func (b *builder) pySubclassMethods(cls, name string) []string {
-	if len(b.subs[cls]) == 0 || b.pyNames[name]&pyMethod == 0 {
+	if b.pyNames[name]&pyMethod == 0 {
+		return nil
+	}
+	return b.subclassMethods(cls, name)
+}
+
+// subclassMethods returns the methods named name that the subclasses of
+// class cls define, once per resolution pass (hierWalk).
+func (b *builder) subclassMethods(cls, name string) []string {
+	if len(b.subs[cls]) == 0 {
 		return nil
 	}
 	return b.hierWalk(hierKey{hierSubMethods, cls, name}, func() []string { return b.walkSubclassMethods(cls, name) })

@@ -50,6 +50,9 @@ func (b *builder) resolveFlowRef(fe *flowEval, fb *fileBuild, r refRec, src, tar
 				handled = true
 			}
 		}
+		if !handled && r.Kind == refCall && fb.lang.family == "js" && r.Object != "" {
+			handled = b.jsImplementerCalls(fe, fb, r, src, res) // flow_javascript.go
+		}
 	}
 	for i, t := range targets {
 		n := b.node(t)

@@ -171,3 +171,61 @@ export class Odd extends notAClass() {
 		t.Errorf("edges:\n%s\nwant:\n%s", join(got), join(want))
 	}
 }
+
+// TestTSInterfaceDispatch: x.m() on a value typed by an interface (a field
+// injected through the constructor, a parameter) or by an abstract class
+// that leaves m abstract dispatches to the m of each implementing class;
+// an interface nobody implements gives no edge, and a class's own method
+// stays a call.
+func TestTSInterfaceDispatch(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"src/svc.ts": `export interface IModelService {
+  createModel(v: string): number;
+}
+export class ModelService implements IModelService {
+  createModel(v: string): number { return v.length }
+}
+export class TestModelService implements IModelService {
+  createModel(v: string): number { return 0 }
+}
+export abstract class Shape {
+  abstract area(): number;
+  twice(): number { return 2 * this.area() }
+}
+export class Square extends Shape {
+  area(): number { return 4 }
+}
+export interface Lonely { run(): void }
+`,
+		"src/user.ts": `import { IModelService, Shape, Lonely, ModelService } from './svc'
+export class Editor {
+  constructor(private readonly modelService: IModelService) {}
+  open(): number { return this.modelService.createModel('x') }
+}
+export function direct(s: IModelService, sh: Shape, l: Lonely, m: ModelService): number {
+  l.run()
+  m.createModel('z')
+  return s.createModel('y') + sh.area()
+}
+`,
+	})
+	g := openT(t, root, Options{NoCache: true}).Graph()
+	var got []string
+	for _, e := range srcEdges(g) {
+		if strings.Contains(e, "-calls->") || strings.Contains(e, "-dispatches->") {
+			got = append(got, e)
+		}
+	}
+	want := []string{
+		"src/svc:Shape.twice -dispatches-> src/svc:Square.area",
+		"src/user:Editor.open -dispatches-> src/svc:ModelService.createModel",
+		"src/user:Editor.open -dispatches-> src/svc:TestModelService.createModel",
+		"src/user:direct -calls-> src/svc:ModelService.createModel",
+		"src/user:direct -dispatches-> src/svc:ModelService.createModel",
+		"src/user:direct -dispatches-> src/svc:Square.area",
+		"src/user:direct -dispatches-> src/svc:TestModelService.createModel",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", join(got), join(want))
+	}
+}
