@@ -37,7 +37,7 @@ type finalTrim struct {
 	full   bool      // files[:next] hold the whole sample: later files' are not read
 	left   int       // files not done yet
 	refs   *refSpill // the files' references until their turn (nil: in memory)
-	err    error     // a read back of the spill that failed (refSpill.failure)
+	err    error     // the first read back of the spill that failed (load)
 }
 
 // newFinalTrim returns the trim of a resolution of files, given in the
@@ -95,7 +95,6 @@ func (t *finalTrim) done(fb *fileBuild) {
 		}
 	}
 	if t.left--; t.left == 0 {
-		t.err = t.refs.failure()
 		t.refs.close()
 		t.refs = nil
 		t.nums.doneNumbering()
@@ -151,10 +150,18 @@ func (t *finalTrim) failure() error {
 	return t.err
 }
 
-// load reads fb's references back before it is resolved (t may be nil).
+// load reads fb's references back before it is resolved (t may be nil),
+// keeping the first failure for failure.
 func (t *finalTrim) load(fb *fileBuild) {
-	if t != nil {
-		t.refs.load(fb)
+	if t == nil {
+		return
+	}
+	if err := t.refs.load(fb); err != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.err == nil {
+			t.err = err
+		}
 	}
 }
 

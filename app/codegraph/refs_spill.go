@@ -35,9 +35,6 @@ type refSpill struct {
 	// is read into an array of its own, as what the file's resolution
 	// keeps (a sampled name…) may point into it.
 	bufs sync.Pool
-
-	errMu sync.Mutex
-	err   error // the first read back that failed (failure)
 }
 
 // spillBufKeep bounds the arrays kept for reuse (4-byte words).
@@ -119,15 +116,15 @@ func (s *refSpill) write(files []*fileBuild) error {
 
 // load reads fb's references back (s may be nil: nothing was spilled). A
 // read that fails (a disk error) leaves the file without references and
-// is kept for failure: the build that spilled them must then fail rather
-// than return a graph short of that file's edges.
-func (s *refSpill) load(fb *fileBuild) {
+// is returned: the build that spilled them must then fail rather than
+// return a graph short of that file's edges (finalTrim.load).
+func (s *refSpill) load(fb *fileBuild) error {
 	if s == nil {
-		return
+		return nil
 	}
 	r, ok := s.at[fb] // (written before the pass: read concurrently only)
 	if !ok {
-		return
+		return nil
 	}
 	// Ends (4-byte aligned) and data in a reused array, then the text in
 	// one of its own.
@@ -147,8 +144,7 @@ func (s *refSpill) load(fb *fileBuild) {
 	}
 	if err != nil {
 		s.bufs.Put(bp)
-		s.fail(fmt.Errorf("read back the references of %s from the spill file in %s: %w", fb.fd.Path, filepath.Dir(s.f.Name()), err))
-		return
+		return fmt.Errorf("read back the references of %s from the spill file in %s: %w", fb.fd.Path, filepath.Dir(s.f.Name()), err)
 	}
 	l := refList{n: r.n}
 	l.ends = words[:r.nEnds] // (its capacity is the whole array: release gives it back)
@@ -158,26 +154,7 @@ func (s *refSpill) load(fb *fileBuild) {
 		l.text = unsafe.String(&text[0], int(r.nT))
 	}
 	fb.fd.Refs = l
-}
-
-// fail keeps err unless an earlier read failed.
-func (s *refSpill) fail(err error) {
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	if s.err == nil {
-		s.err = err
-	}
-}
-
-// failure is the first read back that failed (s may be nil), nil when
-// every one succeeded.
-func (s *refSpill) failure() error {
-	if s == nil {
-		return nil
-	}
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	return s.err
+	return nil
 }
 
 // release gives back the array fb's references were read into (s may be

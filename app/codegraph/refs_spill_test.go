@@ -183,7 +183,9 @@ func TestSpillRefsRoundTripAndFallback(t *testing.T) {
 	}
 	for i := len(files) - 1; i >= 0; i-- { // (any order)
 		fb := files[i]
-		s.load(fb)
+		if err := s.load(fb); err != nil {
+			t.Fatal(err)
+		}
 		if got := fb.fd.Refs.Unpack(); !reflect.DeepEqual(got, want[fb]) {
 			t.Fatalf("%s: %d references read back, want %d (or they differ)", fb.fd.Path, len(got), len(want[fb]))
 		}
