@@ -226,7 +226,14 @@ func (b *builder) tables(ordered []*fileBuild) {
 		}
 		for _, k := range fb.keys {
 			mk := modKey(fam, k)
-			b.modules[mk] = append(b.modules[mk], fb)
+			fs := append(b.modules[mk], fb)
+			if fam == "js" && len(fs) > 1 && jsDeclarationFile(fs[0].fd.Path) && !jsDeclarationFile(fb.fd.Path) {
+				// The implementation stands for the module (imports, its
+				// scope), not the .d.ts beside it (flow_javascript.go).
+				copy(fs[1:], fs[:len(fs)-1])
+				fs[0] = fb
+			}
+			b.modules[mk] = fs
 			if _, ok := b.top[mk]; !ok {
 				b.top[mk] = top
 			}

@@ -119,6 +119,10 @@ func TestJSDeclarationBesideImplementation(t *testing.T) {
 	if !edge(in("lib/use.js", "lib/use:check"), in("lib/types.js", "lib/types:ZodVoid._parse"), EdgeCalls) {
 		t.Error("check does not call types.js's ZodVoid._parse")
 	}
+	// The module is the implementation for the file's import too.
+	if !edge(in("lib/use.js", "lib/use"), in("lib/types.js", "lib/types"), EdgeImports) {
+		t.Error("use.js does not import types.js")
+	}
 }
 
 // TestJSClassFromFunction: a class whose base is a call of a function that
