@@ -21,14 +21,38 @@ const buildGCPercent = 25
 // below the target (or collection turned off) is left alone, and so is one
 // changed by something else while the build ran.
 func tightenGC() (restore func()) {
-	return lowerGCPercent(buildGCPercent, func(prev int) bool { return prev > buildGCPercent })
+	return setGCPercentIf(buildGCPercent, func(prev int) bool { return prev > buildGCPercent })
 }
 
-// lowerGCPercent sets the collector's target to pct when apply holds for
+// smallIndexBytes is the most source a project may have for its index to
+// run at smallGCPercent: python3.11's stdlib (11 MB of source) keeps at most
+// ≈ 50 MB live through its cold index, pyenv's stdlib (17,000 files) and
+// go/src, whose peaks the targets above bound, are far above it.
+const smallIndexBytes = 16 << 20
+
+// smallGCPercent is the collector's target while a small project is
+// indexed: its heap is small (a few tens of MB), and twice the room above
+// it takes a few collections of the ≈ 17 a cold index of python3.11 runs,
+// ≈ 2 % of the index's CPU, for ≈ 10 MB more resident memory
+// (BENCHMARKS.md, "ninth round").
+const smallGCPercent = 200
+
+// loosenGCIfSmall raises the collector's target to smallGCPercent for the
+// index of a project with at most smallIndexBytes of source, when the
+// caller's target is the default (100), and returns what restores it. A
+// larger project, or a target of the caller's own, is left alone.
+func loosenGCIfSmall(srcBytes int64) (restore func()) {
+	if srcBytes > smallIndexBytes {
+		return func() {}
+	}
+	return setGCPercentIf(smallGCPercent, func(prev int) bool { return prev == 100 })
+}
+
+// setGCPercentIf sets the collector's target to pct when apply holds for
 // the setting it replaces, and returns what restores that setting, unless
 // something else changed the target meanwhile; when apply does not hold,
 // the setting is put back at once and restore does nothing.
-func lowerGCPercent(pct int, apply func(prev int) bool) (restore func()) {
+func setGCPercentIf(pct int, apply func(prev int) bool) (restore func()) {
 	prev := debug.SetGCPercent(pct)
 	if !apply(prev) {
 		debug.SetGCPercent(prev)
@@ -106,7 +130,7 @@ func tightenResolveGCIfLarge() (restore func()) {
 // project), and returns what restores it. Any other setting (a small
 // project, an update, a caller's own) is left alone.
 func tightenResolveGC() (restore func()) {
-	return lowerGCPercent(resolveGCPercent, func(prev int) bool { return prev == buildGCPercent })
+	return setGCPercentIf(resolveGCPercent, func(prev int) bool { return prev == buildGCPercent })
 }
 
 // preSpillGCMinLive is the live heap (last marked, when a final build's

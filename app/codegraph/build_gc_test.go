@@ -51,6 +51,36 @@ func TestTightenGCRestores(t *testing.T) {
 	}
 }
 
+// loosenGCIfSmall raises the default target for a small project's index
+// and restores it; a large project, or a target of the caller's own, is
+// left alone.
+func TestLoosenGCIfSmall(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	restore := loosenGCIfSmall(smallIndexBytes)
+	if got := debug.SetGCPercent(smallGCPercent); got != smallGCPercent {
+		t.Errorf("during a small index GOGC is %d, want %d", got, smallGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after a small index GOGC is %d, want 100 again", got)
+	}
+	restore = loosenGCIfSmall(smallIndexBytes + 1)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("during a large index GOGC is %d, want 100 kept", got)
+	}
+	restore()
+	debug.SetGCPercent(50) // the caller's own
+	restore = loosenGCIfSmall(1 << 10)
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Errorf("a caller's GOGC 50 became %d during a small index", got)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 50 {
+		t.Errorf("a caller's GOGC 50 became %d after a small index", got)
+	}
+}
+
 // A dropped builder is garbage at the next collection. Its scratch pools
 // (class walks, decoded references, flow memo tables) are registered with
 // the runtime until two collections after their last use; when they were

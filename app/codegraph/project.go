@@ -372,6 +372,11 @@ func (p *Project) index(ctx context.Context, start time.Time) error {
 			snapErr = fmt.Errorf("%w (rebuilt)", err) // reported with the cache's errors
 		}
 	}
+	var srcBytes int64
+	for _, wf := range wr.files {
+		srcBytes += wf.size
+	}
+	defer loosenGCIfSmall(srcBytes)() // build_gc.go
 	cached, cacheErr := p.loadCache()
 	fullSave := cached == nil
 	jobs := make([]job, len(wr.files))
