@@ -573,41 +573,49 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			defNames[d.Name] = true
 		}
 		var later []refRec
+		// The arguments of one call are neighbours and share what the call
+		// reaches (it depends on the callee's text and the enclosing
+		// definition only): worked out once for each run of them.
+		var run calledRun
 		for _, r := range fe.refsOf(fb) {
 			if r.Kind != refArg {
 				continue
 			}
-			obj, cname := "", r.Object
-			if i := strings.LastIndex(r.Object, "."); i > 0 {
-				obj, cname = r.Object[:i], r.Object[i+1:]
-			}
-			if !defNames[cname] {
-				if obj == "" && fb.lang.family == "python" && localName(fb, cname, r.Def) {
-					later = append(later, r) // meth(msg) with meth = getattr(self, …)
+			if !run.same(r) {
+				run = calledRun{object: r.Object, def: r.Def, valid: true}
+				obj, cname := "", r.Object
+				if i := strings.LastIndex(r.Object, "."); i > 0 {
+					obj, cname = r.Object[:i], r.Object[i+1:]
 				}
-				continue
+				if !defNames[cname] {
+					// meth(msg) with meth = getattr(self, …)
+					run.later = obj == "" && fb.lang.family == "python" && localName(fb, cname, r.Def)
+				} else if id, out := fe.resolveRef(fb, cname, obj, r.Def); out == outUnresolved && fb.lang.family == "python" {
+					run.later = true
+				} else if out == outResolved {
+					run.targets = fe.calledDefs(fb, r.Def, obj, id, nil)
+				}
 			}
-			cr := refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}
-			id, out := fe.resolveRef(fb, cr.Name, cr.Object, cr.Def)
-			if out == outUnresolved && fb.lang.family == "python" {
+			if run.later {
 				later = append(later, r)
-				continue
 			}
-			if out != outResolved {
-				continue
-			}
-			fe.addCalledWith(fb, r, obj, id)
+			fe.addCalledWith(r, run.targets)
 		}
 		// Callees only values can bind (self._interpolation.before_get(…)),
 		// once the directly bound ones are known.
+		run = calledRun{}
 		for _, r := range later {
-			obj, cname := "", r.Object
-			if i := strings.LastIndex(r.Object, "."); i > 0 {
-				obj, cname = r.Object[:i], r.Object[i+1:]
+			if !run.same(r) {
+				run = calledRun{object: r.Object, def: r.Def, valid: true}
+				obj, cname := "", r.Object
+				if i := strings.LastIndex(r.Object, "."); i > 0 {
+					obj, cname = r.Object[:i], r.Object[i+1:]
+				}
+				for _, id := range fe.flowCallTargets(fb, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}) {
+					run.targets = fe.calledDefs(fb, r.Def, obj, id, run.targets)
+				}
 			}
-			for _, id := range fe.flowCallTargets(fb, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}) {
-				fe.addCalledWith(fb, r, obj, id)
-			}
+			fe.addCalledWith(r, run.targets)
 		}
 	}
 	var out []flowVal
@@ -668,25 +676,44 @@ func (fe *flowEval) unboundCall(fb *fileBuild, obj string, def int32) bool {
 	return n.found() && n.Kind == KindClass
 }
 
-// addCalledWith records argument r as passed to callee id (a class: its
-// constructor) and, for a method called on a receiver, to the overrides
-// in subclasses of the receiver's class (a call there may dispatch to them).
-func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
+// calledRun is what paramValues worked out for a run of neighbouring
+// arguments passed by calls with the same callee text in the same
+// definition: whether the callee is left to the value flow (later), and
+// the definitions of the file the call reaches (targets).
+type calledRun struct {
+	object  string
+	def     int32
+	valid   bool
+	later   bool
+	targets []string
+}
+
+// same reports that argument r belongs to the run.
+func (c *calledRun) same(r refRec) bool {
+	return c.valid && r.Object == c.object && r.Def == c.def
+}
+
+// calledDefs appends to dst the definitions of fb an argument passed to
+// callee id reaches, the call made in def on receiver obj: the callee (a
+// class: its constructor) and, for a method called on a receiver, the
+// overrides in subclasses of the receiver's class (a call there may
+// dispatch to them).
+func (fe *flowEval) calledDefs(fb *fileBuild, def int32, obj, id string, dst []string) []string {
 	n := fe.b.node(id)
 	if !n.found() {
-		return
+		return dst
 	}
 	ids := []string{id}
 	if n.Kind == KindClass {
 		init, ok := fe.b.member(id, ctorName(fb.lang), false)
 		if !ok {
-			return
+			return dst
 		}
 		ids[0] = init
 	} else if n.Kind == KindMethod && obj != "" && fb.lang.family == "python" && !strings.HasPrefix(obj, "super(") {
 		cls := n.Parent
 		if slices.Contains(fb.lang.selfNames, obj) {
-			if c, ok := fe.b.enclosingClass(fb, r.Def); ok {
+			if c, ok := fe.b.enclosingClass(fb, def); ok {
 				cls = c
 			}
 		}
@@ -694,8 +721,16 @@ func (fe *flowEval) addCalledWith(fb *fileBuild, r refRec, obj, id string) {
 	}
 	for _, c := range ids {
 		if loc, ok := fe.b.defAt(c); ok && loc.fb == fb {
-			fe.calledWith[c] = append(fe.calledWith[c], r)
+			dst = append(dst, c)
 		}
+	}
+	return dst
+}
+
+// addCalledWith records argument r as passed to each of targets.
+func (fe *flowEval) addCalledWith(r refRec, targets []string) {
+	for _, c := range targets {
+		fe.calledWith[c] = append(fe.calledWith[c], r)
 	}
 }
 
