@@ -4,6 +4,8 @@ SHELL := /bin/bash
 
 GO ?= go
 BIN := bin/codeloom
+# The headless commands alone (no GTK/X11/OpenGL, no GUI start-up): for scripts, servers, CI.
+CLI_BIN := bin/codeloom-cli
 # ggml (llama.cpp) compiled by cgo without -march uses no AVX and decodes ~10x slower;
 # users build on the machine they run on. `make portable` and `make package` build for any x86-64-v2 CPU.
 # Keep these identical everywhere: the Go build cache is keyed on them.
@@ -31,8 +33,9 @@ deps: ## install missing system packages (Debian/Ubuntu); says what to install e
 	echo "Installing: $$missing"; \
 	$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing
 
-build: deps ## build bin/codeloom
+build: deps ## build bin/codeloom (the app; it also runs the commands) and bin/codeloom-cli (the commands alone)
 	$(GO) build -o $(BIN) .
+	$(GO) build -o $(CLI_BIN) ./cmd/codeloom-cli
 
 run: build ## build and open the app (DIR=folder, default: the bundled sample project)
 	./$(BIN) open $(DIR)
@@ -68,6 +71,7 @@ FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
 
 portable: deps ## a build that runs on any x86-64-v2 CPU (for packaging)
 	CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" $(GO) build -o $(BIN)-portable .
+	CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" $(GO) build -o $(CLI_BIN)-portable ./cmd/codeloom-cli
 
 package: deps ## portable desktop package dist/CodeLoom.tar.xz with AppStream metainfo (needs: go install $(FYNE_TOOL))
 	@command -v fyne >/dev/null || { echo "the fyne packaging tool is needed: go install $(FYNE_TOOL)"; exit 1; }

@@ -9,11 +9,19 @@ import (
 	"strings"
 )
 
+// AppVersion is the app version, FyneApp.toml's [Details] Version, for a
+// binary that does not embed that file (cmd/codeloom-cli); a test keeps
+// the two equal.
+const AppVersion = "0.1.0"
+
 // Version describes this build: the app version from FyneApp.toml (given as
-// its contents) and the source revision Go stamped into the binary
-// (vcs.revision, "+dirty" when the tree had uncommitted changes).
+// its contents; AppVersion when nil) and the source revision Go stamped into
+// the binary (vcs.revision, "+dirty" when the tree had uncommitted changes).
 func Version(fyneAppTOML []byte) string {
-	v := appVersion(fyneAppTOML)
+	v := AppVersion
+	if fyneAppTOML != nil {
+		v = appVersion(fyneAppTOML)
+	}
 	if v == "" {
 		v = "unknown"
 	}

@@ -20,6 +20,20 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
+// The headless binary's version (AppVersion) is FyneApp.toml's.
+func TestAppVersionIsFyneApps(t *testing.T) {
+	toml, err := os.ReadFile("../FyneApp.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := appVersion(toml); v != AppVersion {
+		t.Fatalf("FyneApp.toml says version %q, cli.AppVersion %q: change both", v, AppVersion)
+	}
+	if got, want := Version(nil), Version(toml); got != want {
+		t.Fatalf("Version(nil) = %q, Version(FyneApp.toml) = %q", got, want)
+	}
+}
+
 func TestVersionExitsZeroOnStdout(t *testing.T) {
 	for _, arg := range []string{"--version", "version", "-version"} {
 		if !IsCommand(arg) {
@@ -67,8 +81,8 @@ func TestAppVersionReadsDetails(t *testing.T) {
 	if v := appVersion(toml); v != "1.2.3" {
 		t.Fatalf("appVersion = %q", v)
 	}
-	if v := Version(nil); !strings.HasPrefix(v, "codeloom unknown") {
-		t.Fatalf("Version(nil) = %q", v)
+	if v := Version([]byte("[Details]\nName = \"CodeLoom\"\n")); !strings.HasPrefix(v, "codeloom unknown") {
+		t.Fatalf("Version of a FyneApp.toml without a version = %q", v)
 	}
 }
 
