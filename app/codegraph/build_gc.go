@@ -33,7 +33,7 @@ const smallIndexBytes = 16 << 20
 // smallGCPercent is the collector's target while a small project is
 // indexed: its heap is small (a few tens of MB), and twice the room above
 // it takes a few collections of the ≈ 17 a cold index of python3.11 runs,
-// ≈ 2 % of the index's CPU, for ≈ 10 MB more resident memory
+// 2–3 % of the index's CPU, for 10–15 MB more resident memory
 // (BENCHMARKS.md, "ninth round").
 const smallGCPercent = 200
 
