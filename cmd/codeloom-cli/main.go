@@ -41,4 +41,3 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	}
 	return cli.Run(ctx, env, args)
 }
-
