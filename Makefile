@@ -82,12 +82,11 @@ package: deps ## portable desktop package dist/CodeLoom.tar.xz with AppStream me
 	@cp FyneApp.toml dist/.FyneApp.toml.keep
 	@CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" fyne package -os linux -src . -release; rc=$$?; \
 		cp dist/.FyneApp.toml.keep FyneApp.toml; rm -f dist/.FyneApp.toml.keep; exit $$rc
-	@# Add the AppStream metainfo beside the .desktop file, and move the package out of the tree.
+	@# Add the AppStream metainfo and bin/codeloom-cli (packaging/finish.sh), and move the package out of the tree.
 	@tmp=$$(mktemp -d) && tar -xJf CodeLoom.tar.xz -C "$$tmp" && rm -f CodeLoom.tar.xz && \
-		share=$$(dirname "$$(find "$$tmp" -path '*/share/applications' -type d | head -1)") && \
-		mkdir -p "$$share/metainfo" && cp packaging/dev.codeloom.app.metainfo.xml "$$share/metainfo/" && \
+		GO="$(GO)" CGO_CFLAGS="$(PORTABLE_FLAGS)" CGO_CXXFLAGS="$(PORTABLE_FLAGS)" packaging/finish.sh "$$tmp" && \
 		tar -cJf dist/CodeLoom.tar.xz -C "$$tmp" . && rm -rf "$$tmp"
-	@echo "dist/CodeLoom.tar.xz (x86-64-v2; install: tar -xJf dist/CodeLoom.tar.xz -C / or its Makefile)"
+	@echo "dist/CodeLoom.tar.xz (x86-64-v2; codeloom and codeloom-cli; install: tar -xJf dist/CodeLoom.tar.xz -C / or its Makefile)"
 
 clean:
 	rm -rf bin
