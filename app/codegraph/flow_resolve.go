@@ -583,10 +583,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 			}
 			if !run.same(r) {
 				run = calledRun{object: r.Object, def: r.Def, valid: true}
-				obj, cname := "", r.Object
-				if i := strings.LastIndex(r.Object, "."); i > 0 {
-					obj, cname = r.Object[:i], r.Object[i+1:]
-				}
+				obj, cname := calleeName(r.Object)
 				if !defNames[cname] {
 					// meth(msg) with meth = getattr(self, …)
 					run.later = obj == "" && fb.lang.family == "python" && localName(fb, cname, r.Def)
@@ -607,10 +604,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		for _, r := range later {
 			if !run.same(r) {
 				run = calledRun{object: r.Object, def: r.Def, valid: true}
-				obj, cname := "", r.Object
-				if i := strings.LastIndex(r.Object, "."); i > 0 {
-					obj, cname = r.Object[:i], r.Object[i+1:]
-				}
+				obj, cname := calleeName(r.Object)
 				for _, id := range fe.flowCallTargets(fb, refRec{Kind: refCall, Name: cname, Object: obj, Def: r.Def}) {
 					run.targets = fe.calledDefs(fb, r.Def, obj, id, run.targets)
 				}
@@ -624,10 +618,7 @@ func (fe *flowEval) paramValues(fb *fileBuild, f int32, name string, depth int) 
 		if !ok || strings.HasPrefix(arg, "(") {
 			continue
 		}
-		obj := ""
-		if i := strings.LastIndex(r.Object, "."); i > 0 {
-			obj = r.Object[:i]
-		}
+		obj, _ := calleeName(r.Object)
 		if _, p, ok := fe.b.paramSlot(fb.ids[f], slot, !fe.unboundCall(fb, obj, r.Def)); ok && p == name {
 			out = addVals(out, fe.expr(fb, r.Def, arg, depth+1)...)
 		}

@@ -21,7 +21,6 @@ import (
 func main() {
 	llamacpp.MaybeProbe() // a model probe child (see llamacpp.Options.Probe) exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	code := run(ctx, cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}, os.Args[1:])
 	stop()
 	os.Exit(code)
